@@ -536,11 +536,12 @@ def _beta_pdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     """
     dtype, (x, a, b, loc, scale) = _args("beta.pdf", x=x, a=a, b=b, loc=loc, scale=scale)
     low, high = _math_ops.equal(x, loc), _math_ops.equal(x, loc + scale)
-    z, y = _from_the_end(low, x - loc, scale), _from_the_end(high, loc + scale - x, scale)
-    norm = _math_ops.exp(-_sp.betaln(a, b)) / scale
+    log_norm = -_sp.betaln(a, b)
+    at_low = _density_at_end(low, x - loc, scale, lambda z: (a - 1.0, log_norm))
+    at_high = _density_at_end(high, loc + scale - x, scale, lambda y: (b - 1.0, log_norm))
     inner = _math_ops.where(_math_ops.logical_or(low, high), loc + 0.5 * _finite_or_one(scale), x)
     density = _math_ops.exp(_beta_logpdf(inner, a, b, loc, scale))
-    return _narrowed(_density_with_ends(density, [(low, z ** (a - 1.0) * norm), (high, y ** (b - 1.0) * norm)]), dtype)
+    return _narrowed(_density_with_ends(density, [(low, at_low), (high, at_high)]), dtype)
 
 
 def _beta_tail(name, x, a, b, loc, scale, upper, log=False) -> Tensor:
@@ -641,8 +642,7 @@ def _gamma_pdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     """
     dtype, (x, a, loc, scale) = _args("gamma.pdf", x=x, a=a, loc=loc, scale=scale)
     edge = _math_ops.equal(x, loc)
-    z = _from_the_end(edge, x - loc, scale)
-    at_loc = z ** (a - 1.0) * _math_ops.exp(-z - _sp.gammaln(a)) / scale
+    at_loc = _density_at_end(edge, x - loc, scale, lambda z: (a - 1.0, -z - _sp.gammaln(a)))
     density = _math_ops.exp(_gamma_logpdf(_math_ops.where(edge, loc + _finite_or_one(scale), x), a, loc, scale))
     return _narrowed(_density_with_ends(density, [(edge, at_loc)]), dtype)
 
@@ -970,6 +970,16 @@ def _from_the_end(edge, offset, scale) -> Tensor:
     return _math_ops.where(edge, offset / _math_ops.stop_gradient(scale), 1.0)
 
 
+def _density_at_end(edge, offset, scale, near) -> Tensor:
+    """The density at an end of the support where ``edge`` (``offset`` the distance from it, 0 there), in its power form
+    ``t**k exp(log_rest) / scale`` with ``near(t) -> (k, log_rest)`` of the standardized ``t`` (``_from_the_end``): its
+    gradients are the limits from inside (0, a constant or inf as ``k`` > 1, = 1, < 1), where ``exp(logpdf)``'s were
+    ``exp(-inf)`` times an infinite derivative, NaN.  One form for ``_family``'s lower ends, gamma's and beta's."""
+    t = _from_the_end(edge, offset, scale)
+    power, log_rest = near(t)
+    return t**power * _math_ops.exp(log_rest) / scale
+
+
 def _finite_or_one(scale) -> Tensor:
     """``scale``, or 1 where it is infinite: a stand-in point ``loc + scale`` inside the support must be finite, so
     that its density is the standardized one at 0 (SciPy's pdf for an infinite scale is 0), not inf / inf = NaN."""
@@ -1043,9 +1053,7 @@ def _family(
             if exp:
                 value = _math_ops.exp(value)
             if edge is not None:
-                at_low = _from_the_end(edge, x - loc, scale)
-                power, log_rest = near_low(at_low, *params)
-                value = w(edge, at_low**power * _math_ops.exp(log_rest) / scale, value)
+                value = w(edge, _density_at_end(edge, x - loc, scale, lambda t: near_low(t, *params)), value)
             return _narrowed(w(ok, w(_math_ops.not_equal(z, z), _math.nan, value), _math.nan), dtype)
 
         run.__name__ = run.__qualname__ = f"{name}_{method}"
