@@ -84,7 +84,6 @@ _ARGUMENTS = {
     "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},
     "transpose": {"axes": "perm"},
     "full_like": {"fill_value": "value"},
-    **{name: {"correction": "ddof"} for name in ("std", "var", "nanstd", "nanvar")},  # NumPy 2's Array API name
 }
 # tensorlib parameters that NumPy's function lacks, set to what NumPy's function does (tensorlib's
 # cholesky/eigh read the symmetric part by default; NumPy reads one triangle).  NumPy's fill_diagonal, put,
