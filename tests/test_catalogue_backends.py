@@ -100,6 +100,7 @@ NUMPY_ONLY = {  # SciPy's special functions: the standard has none
     "BesselKv",
     "BesselIve",
     "BesselKve",
+    "Lpmv",
     "EllipticF",
     "EllipticEInc",
     "EllipticIncGradM",

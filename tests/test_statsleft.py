@@ -155,3 +155,87 @@ def test_scaled_bessel_slopes_match_mpmath():
                     want = mp.exp(x) * (mp.besselk(v, x) - (mp.besselk(v - 1, x) + mp.besselk(v + 1, x)) / 2)
                 got = tl.grad(lambda t, f=f, v=v: f(v, t))(tl.tensor(np.float64(x))).numpy()
                 np.testing.assert_allclose(got, float(want), rtol=5e-14, err_msg=f"{name}({v}, {x})")
+
+
+# ------------------------------------------------------------------ lpmv
+def _legendre_closed_forms(x):
+    """(m, v) -> (P_v^m(x), d/dx) with the Condon-Shortley phase, SciPy's lpmv convention."""
+    s = np.sqrt(1 - x * x)
+    return {
+        (0, 2.0): ((3 * x * x - 1) / 2, 3 * x),
+        (1, 2.0): (-3 * x * s, -3 * (1 - 2 * x * x) / s),
+        (2, 2.0): (3 * (1 - x * x), -6 * x),
+        (1, 3.0): (-1.5 * (5 * x * x - 1) * s, -1.5 * (10 * x * s - (5 * x * x - 1) * x / s)),
+        (3, 3.0): (-15 * s**3, 45 * x * s),
+        (-1, 1.0): (s / 2, -x / (2 * s)),
+    }
+
+
+def test_lpmv_values_and_slopes_match_closed_forms():
+    x = np.array([-0.95, -0.4, 0.0, 0.3, 0.77, 0.999])
+    for (m, v), (value, slope) in _legendre_closed_forms(x).items():
+        np.testing.assert_allclose(tl.special.lpmv(m, v, tl.tensor(x)).numpy(), value, rtol=1e-13, atol=1e-15)
+        got = tl.grad(lambda t, m=m, v=v: tl.sum(tl.special.lpmv(m, v, t)))(tl.tensor(x)).numpy()
+        np.testing.assert_allclose(got, slope, rtol=1e-12, atol=1e-13, err_msg=f"m={m}, v={v}")
+
+
+@pytest.mark.parametrize(("m", "v"), [(0, 2.5), (1, 2.5), (2, 3.7), (-1, 2.5), (-2, 1.3), (3, 5.5), (0, -1.5)])
+def test_lpmv_slopes_match_central_differences_of_scipy(m, v):
+    special = pytest.importorskip("scipy.special")
+    x = np.array([-0.9, -0.31, 0.05, 0.5, 0.93])
+    h = 1e-6
+    want = (special.lpmv(m, v, x + h) - special.lpmv(m, v, x - h)) / (2 * h)
+    got = tl.grad(lambda t: tl.sum(tl.special.lpmv(m, v, t)))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(tl.special.lpmv(m, v, tl.tensor(x)).numpy(), special.lpmv(m, v, x), rtol=1e-15)
+    # and the second derivative, from the first one's central differences
+    first = tl.grad(lambda t: tl.sum(tl.special.lpmv(m, v, t)))
+    second = tl.grad(lambda t: tl.sum(first(t)))(tl.tensor(x)).numpy()
+    differences = (first(tl.tensor(x + h)).numpy() - first(tl.tensor(x - h)).numpy()) / (2 * h)
+    np.testing.assert_allclose(second, differences, rtol=1e-6, atol=1e-6)
+
+
+def test_lpmv_slopes_at_the_ends_are_the_limits():
+    # P_v'(1) = v (v + 1) / 2; P_v^2'(1) = -(v + 2)(v + 1) v (v - 1) / 4; m = 1: infinite (sqrt(1 - x**2)); m >= 3: 0;
+    # m = -2: -1/4; at -1 the parity (-1)**(v + m + 1) for an integer v; NaN for a non-integer order
+    def slope(m, v, x):
+        return float(tl.grad(lambda t: tl.special.lpmv(m, v, t))(tl.tensor(np.float64(x))))
+
+    assert slope(0, 2.5, 1.0) == 2.5 * 3.5 / 2 and slope(0, 3.0, 1.0) == 6.0 and slope(0, 3.0, -1.0) == 6.0
+    assert slope(0, 2.0, -1.0) == -3.0 and slope(2, 3.0, 1.0) == -30.0 and slope(2, 3.0, -1.0) == -30.0
+    assert slope(1, 3.0, 1.0) == np.inf and slope(1, 3.0, -1.0) == -np.inf and slope(-1, 2.0, 1.0) == -np.inf
+    assert slope(3, 5.0, 1.0) == 0.0 and slope(-2, 3.0, 1.0) == -0.25
+    assert math.isnan(slope(1.5, 3.0, 1.0)) and math.isnan(slope(0, 2.5, -1.0))
+    # against one-sided differences of the closed forms where the limit is finite
+    x = 1 - 1e-7
+    np.testing.assert_allclose(slope(2, 2.0, x), -6.0, rtol=1e-6)
+
+
+def test_lpmv_dtypes_nan_outside_and_clear_errors():
+    got = tl.special.lpmv(1, 2.0, tl.tensor(np.array([0.5, 1.5, np.nan], np.float32)))
+    assert got.dtype == tl.float32
+    np.testing.assert_allclose(got.numpy()[0], np.float32(-3 * 0.5 * math.sqrt(0.75)), rtol=1e-6)
+    assert np.isnan(got.numpy()[1:]).all()  # SciPy: NaN outside [-1, 1] for m != 0, and for a NaN x
+    assert np.isnan(tl.special.lpmv(1.5, 2.0, tl.tensor(0.5)).numpy())  # a non-integer order
+    g32 = tl.grad(lambda t: tl.special.lpmv(2, 3.0, t))(tl.tensor(np.float32(0.999)))
+    assert g32.dtype == tl.float32
+    x32 = float(np.float32(0.999))
+    np.testing.assert_allclose(g32.numpy(), 15 * (1 - 3 * x32 * x32), rtol=1e-6)  # P_3^2 = 15 x (1 - x**2)
+    with pytest.raises(LookupError, match=r"Lpmv: the order m is an integer"):
+        tl.grad(lambda m: tl.special.lpmv(m, 2.0, tl.tensor(0.5, "float64")))(tl.tensor(1.0, "float64"))
+    with pytest.raises(LookupError, match=r"Lpmv: the derivative in the degree v is not implemented"):
+        tl.grad(lambda v: tl.special.lpmv(1, v, tl.tensor(0.5, "float64")))(tl.tensor(2.0, "float64"))
+
+
+def test_lpmv_broadcasts_and_traces_with_unknown_sizes():
+    m = np.array([[0.0], [1.0], [2.0]])
+    v = np.array([2.0, 3.5])
+    x = np.linspace(-0.9, 0.9, 4)[:, None, None]
+    eager = tl.special.lpmv(m, v, x)
+    assert eager.shape == (4, 3, 2)
+    traced = tl.function(lambda m, v, x: tl.special.lpmv(m, v, x))
+    np.testing.assert_array_equal(traced(m, v, x).numpy(), eager.numpy())
+    graph = tl.function(lambda x: tl.special.lpmv(1, 2.0, x)).get_graph(tl.TensorSpec((None,), "float64"))
+    assert graph.outputs[0].shape == (None,)
+    x = np.array([0.5, -0.2, 0.9])
+    np.testing.assert_allclose(graph(x).numpy(), -3 * x * np.sqrt(1 - x * x), rtol=1e-14)

@@ -207,6 +207,16 @@ def _order_and_x(draw, dtype, orders, x_range):
 
 
 @st.composite
+def _lpmv_draw(draw, dtype):
+    """lpmv's integer order m (SciPy's is NaN for another), a real degree v and x inside (-1, 1); gradients in x."""
+    shape = draw(SHAPES)
+    m = draw(st.sampled_from([-2, -1, 0, 1, 2, 3]))
+    v = draw(tensors(dtype, shape, scalars(dtype, 2.2, 4.8)))
+    x = draw(tensors(dtype, shape, scalars(dtype, -0.9, 0.9)))
+    return SampleInput((m, v, x), grad_argnums=(2,))
+
+
+@st.composite
 def _multigammaln_draw(draw, dtype):
     d = draw(st.sampled_from([1, 2, 3]))
     return SampleInput((draw(tensors(dtype, draw(SHAPES), scalars(dtype, 1.2, 5.0))), d), grad_argnums=(0,))
@@ -479,6 +489,7 @@ _SPECIAL = [
             ("kve", "BesselKve", (0.2, 40.0)),
         )
     ),
+    OpInfo("special.lpmv", tl.special.lpmv, _scipy("lpmv"), _lpmv_draw, op_types=("Lpmv",), dtypes=FLOATS),
     _special("k0", [(0.2, 5.0)], ("BesselK0",)),
     _special("k1", [(0.2, 5.0)], ("BesselK1",)),
     # past x = 30 the scaled K gradients are Hankel's expansion: checked to second order there too
