@@ -1752,11 +1752,23 @@ def _binomial_log_density(k, n, p) -> Tensor:
     return w(_math_ops.logical_or(zero, full), ends, w(interior, saddle, -_math.inf))
 
 
-def _counts(name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0, logcdf=None, logsf=None):
+def _shielded(mask, params) -> list:
+    """``params`` where ``mask``, and elsewhere the same values without a gradient: a formula taken at a stand-in (a
+    ``k`` off the support, a branch not used) may have an infinite derivative there (log(1 - p) at p = 1), which the
+    where that drops it turned into 0 * inf = NaN."""
+    return [_math_ops.where(mask, p, _math_ops.stop_gradient(p)) for p in params]
+
+
+def _counts(
+    name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0, logcdf=None, logsf=None, ends=None, power_form=None
+):
     """SciPy's methods of a distribution on the integers ``low .. high(*shapes)`` shifted by ``loc``: each formula
     takes an integer ``k`` on the support (a stand-in elsewhere, so no gradient meets a NaN) and the shapes;
     off the support SciPy's values, NaN for invalid parameters or a NaN ``k``.  ``logcdf``/``logsf``, finite where
-    the tails underflow, default to the logs of ``cdf``/``sf``."""
+    the tails underflow, default to the logs of ``cdf``/``sf``.  Where ``ends(*shapes)`` (a probability of 0 or 1)
+    ``pmf`` is ``power_form(k, *shapes)``, the mass as a product of powers of the parameters, whose gradients are the
+    one-sided limits: exp(logpmf)'s were exp(-inf) times an infinite derivative, NaN, or 0 where the mass rises
+    linearly (binom.pmf(1, 10, p)'s slope at p = 0 is 10)."""
     w = _math_ops.where
 
     def method(m, body):
@@ -1769,20 +1781,31 @@ def _counts(name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0, logcd
         run.__name__ = run.__qualname__ = f"{name}_{m}"
         return run
 
+    def support(k, *params):
+        return _all(k >= low, k <= high(*params), _math_ops.equal(k, _math_ops.floor(k)))
+
     def mass(k, *params):
-        inside = _all(k >= low, k <= high(*params), _math_ops.equal(k, _math_ops.floor(k)))
-        return w(inside, logpmf(w(inside, k, low), *params), -_math.inf)
+        inside = support(k, *params)
+        return w(inside, logpmf(w(inside, k, low), *_shielded(inside, params)), -_math.inf)
+
+    def probability(k, *params):
+        if ends is None:
+            return _math_ops.exp(mass(k, *params))
+        edge = _all(support(k, *params), ends(*params))
+        value = _math_ops.exp(mass(k, *_shielded(_math_ops.logical_not(edge), params)))
+        return w(edge, power_form(w(edge, k, low), *_shielded(edge, params)), value)
 
     def tail(formula, under_value, over_value):
         def body(k, *params):
             whole = _math_ops.floor(k)
             under, over = whole < low, whole >= high(*params)
-            value = formula(w(_math_ops.logical_or(under, over), low, whole), *params)
+            off = _math_ops.logical_or(under, over)
+            value = formula(w(off, low, whole), *_shielded(_math_ops.logical_not(off), params))
             return w(under, under_value, w(over, over_value, value))
 
         return body
 
-    methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", lambda k, *params: _math_ops.exp(mass(k, *params))))
+    methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", probability))
     if cdf is not None:  # betabinom's distribution function is a hypergeometric sum: none
         methods.update(
             cdf=method("cdf", tail(cdf, 0.0, 1.0)),
@@ -1795,6 +1818,30 @@ def _counts(name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0, logcd
             ),
         )
     return SimpleNamespace(**methods)
+
+
+def _p_at_an_end(p) -> Tensor:
+    return _math_ops.logical_or(p == 0.0, p == 1.0)
+
+
+def _binomial_power_form(k, n, p) -> Tensor:
+    """``C(n, k) p**k (1 - p)**(n - k)``, with ``C(n, k) = 1 / ((n + 1) B(n - k + 1, k + 1))``."""
+    return _math_ops.exp(-_math_ops.log(n + 1.0) - _sp.betaln(n - k + 1.0, k + 1.0)) * p**k * (1.0 - p) ** (n - k)
+
+
+def _geom_tail(k, p, method) -> Tensor:
+    """geom's ``cdf``, ``sf`` or ``logcdf`` from ``(1 - p)**k``: as ``exp(k log1p(-p))`` up to p = 1/2 (where ``1 - p``
+    would round), as the power itself above (``1 - p`` exact there), whose gradient at p = 1 is the limit (cdf'(1)
+    is 1 for k = 1, 0 beyond), where log1p(-p)'s infinite derivative made it NaN."""
+    w = _math_ops.where
+    big = p > 0.5
+    log_q = _math_ops.log1p(-w(big, 0.25, p))
+    power = (1.0 - w(big, p, 0.75)) ** k
+    if method == "sf":
+        return w(big, power, _math_ops.exp(k * log_q))
+    if method == "cdf":
+        return w(big, 1.0 - power, -_math_ops.expm1(k * log_q))
+    return w(big, _math_ops.log1p(-power), _nn.log1mexp(-k * log_q))
 
 
 def _is_count(n) -> Tensor:
@@ -1815,6 +1862,8 @@ binom = _counts(
     sf=lambda k, n, p: _sp.betainc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),
     logcdf=lambda k, n, p: _log_betainc(_math_ops.maximum(n - k, 1.0), k + 1.0, 1.0 - p, p),
     logsf=lambda k, n, p: _log_betainc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),
+    ends=lambda n, p: _p_at_an_end(p),
+    power_form=lambda k, n, p: _binomial_power_form(k, n, p),
 )
 betabinom = _counts(
     "betabinom",
@@ -1835,6 +1884,8 @@ bernoulli = _counts(
     logpmf=lambda k, p: _binomial_log_density(k, 1.0, p),
     cdf=lambda k, p: 1.0 - p,
     sf=lambda k, p: p + 0.0 * k,
+    ends=_p_at_an_end,
+    power_form=lambda k, p: p**k * (1.0 - p) ** (1.0 - k),
 )
 geom = _counts(
     "geom",
@@ -1842,11 +1893,13 @@ geom = _counts(
     lambda p: _probability_in(p, low_open=True),
     lambda p: _math.inf,
     logpmf=lambda k, p: _sp.xlog1py(k - 1.0, -p) + _math_ops.log(p),
-    cdf=lambda k, p: -_math_ops.expm1(k * _math_ops.log1p(-p)),
-    sf=lambda k, p: _math_ops.exp(k * _math_ops.log1p(-p)),
-    logcdf=lambda k, p: _nn.log1mexp(-k * _math_ops.log1p(-p)),
+    cdf=lambda k, p: _geom_tail(k, p, "cdf"),
+    sf=lambda k, p: _geom_tail(k, p, "sf"),
+    logcdf=lambda k, p: _geom_tail(k, p, "logcdf"),
     logsf=lambda k, p: k * _math_ops.log1p(-p),
     low=1.0,
+    ends=lambda p: p == 1.0,
+    power_form=lambda k, p: (1.0 - p) ** (k - 1.0) * p,
 )
 nbinom = _counts(
     "nbinom",
@@ -1859,6 +1912,11 @@ nbinom = _counts(
     sf=lambda k, n, p: _sp.betaincc(n, k + 1.0, p),
     logcdf=lambda k, n, p: _log_betainc(n, k + 1.0, p),
     logsf=lambda k, n, p: _log_betainc(k + 1.0, n, 1.0 - p, p),
+    ends=lambda n, p: p == 1.0,
+    # C(n + k - 1, k) p**n (1 - p)**k
+    power_form=lambda k, n, p: (
+        _math_ops.exp(_sp.gammaln(n + k) - _sp.gammaln(k + 1.0) - _sp.gammaln(n)) * p**n * (1.0 - p) ** k
+    ),
 )
 
 __all__ = [

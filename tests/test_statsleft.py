@@ -239,3 +239,71 @@ def test_lpmv_broadcasts_and_traces_with_unknown_sizes():
     assert graph.outputs[0].shape == (None,)
     x = np.array([0.5, -0.2, 0.9])
     np.testing.assert_allclose(graph(x).numpy(), -3 * x * np.sqrt(1 - x * x), rtol=1e-14)
+
+
+# ------------------------------------------------------------------ the counts at p = 0 and p = 1
+def _slope(f, p):
+    return float(tl.grad(f)(tl.tensor(np.float64(p))))
+
+
+def _one_sided(f, p, h=1e-7):
+    """The one-sided difference of the float64 NumPy function ``f`` into [0, 1] from ``p``."""
+    step = h if p == 0.0 else -h
+    return (f(p + step) - f(p)) / step
+
+
+@pytest.mark.parametrize(
+    ("name", "k", "shapes", "p", "mass"),
+    [
+        ("binom", 1.0, (10.0,), 0.0, lambda p: 10 * p * (1 - p) ** 9),  # slope 10, was 0 (exp(-inf))
+        ("binom", 0.0, (10.0,), 0.0, lambda p: (1 - p) ** 10),
+        ("binom", 9.0, (10.0,), 1.0, lambda p: 10 * p**9 * (1 - p)),  # slope -10, was 0
+        ("binom", 10.0, (10.0,), 1.0, lambda p: p**10),
+        ("binom", 0.0, (1.0,), 1.0, lambda p: 1 - p),  # was NaN
+        ("bernoulli", 1.0, (), 0.0, lambda p: p),  # was NaN
+        ("bernoulli", 0.0, (), 1.0, lambda p: 1 - p),
+        ("geom", 2.0, (), 1.0, lambda p: (1 - p) * p),  # was NaN
+        ("geom", 1.0, (), 1.0, lambda p: p),
+        ("nbinom", 1.0, (2.5,), 1.0, lambda p: 2.5 * p**2.5 * (1 - p)),  # C(n, 1) p**n (1 - p): slope -n
+        ("nbinom", 0.0, (2.5,), 1.0, lambda p: p**2.5),
+    ],
+)
+def test_pmf_gradients_at_a_probability_of_zero_or_one_are_the_one_sided_limits(name, k, shapes, p, mass):
+    # exp(logpmf) at logpmf = -inf has the gradient 0 (where the mass rises linearly: wrong) or 0 * inf = NaN
+    pmf = getattr(tl.stats, name).pmf
+    got = _slope(lambda q: pmf(tl.tensor(np.float64(k)), *shapes, q), p)
+    want = _one_sided(mass, p)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert float(pmf(tl.tensor(np.float64(k)), *shapes, tl.tensor(np.float64(p)))) == mass(p)
+
+
+def test_count_tails_and_off_support_gradients_at_a_probability_of_one_are_finite():
+    # geom's cdf/sf/logcdf went through log1p(-p), whose derivative at p = 1 is infinite (NaN gradients; the
+    # limits: cdf'(1) = 1 for k = 1 and 0 beyond); off the support, and in a tail that is constant there, the
+    # formula at its stand-in k met log(1 - p) (binom.logcdf(10, 10, p) at p = 1, binom.pmf(11, 10, p)): 0
+    k = tl.tensor(np.float64(1.0))
+    assert _slope(lambda q: tl.stats.geom.cdf(k, q), 1.0) == 1.0
+    assert _slope(lambda q: tl.stats.geom.sf(k, q), 1.0) == -1.0
+    assert _slope(lambda q: tl.stats.geom.logcdf(k, q), 1.0) == 1.0
+    assert _slope(lambda q: tl.stats.geom.cdf(tl.tensor(np.float64(3.0)), q), 1.0) == 0.0
+    for k, method in ((10.0, "logcdf"), (11.0, "pmf"), (-1.0, "pmf"), (11.0, "logpmf"), (10.0, "cdf")):
+        f = getattr(tl.stats.binom, method)
+        assert _slope(lambda q: f(tl.tensor(np.float64(k)), 10.0, q), 1.0) == 0.0, (k, method)
+    assert _slope(lambda q: tl.stats.binom.logsf(tl.tensor(np.float64(10.0)), 10.0, q), 0.0) == 0.0
+    # and geom's tails keep their digits for a small p (exp(k log1p(-p)), not (1 - p)**k)
+    got = tl.stats.geom.cdf(tl.tensor(np.float64(3.0)), tl.tensor(np.float64(1e-12))).numpy()
+    np.testing.assert_allclose(got, -np.expm1(3 * np.log1p(-1e-12)), rtol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["binom", "bernoulli", "geom", "nbinom"])
+def test_count_gradients_inside_match_central_differences(name):
+    special = pytest.importorskip("scipy.stats")
+    shapes = {"binom": (12.0,), "bernoulli": (), "geom": (), "nbinom": (3.5,)}[name]
+    ks = np.array([0.0, 1.0, 3.0, 7.0, 12.0])
+    for method in ("pmf", "logpmf", "cdf", "sf", "logcdf", "logsf"):
+        f, ref = getattr(getattr(tl.stats, name), method), getattr(getattr(special, name), method)
+        for p in (0.07, 0.5, 0.93):
+            got = tl.grad(lambda q: tl.sum(f(tl.tensor(ks), *shapes, q)))(tl.tensor(np.float64(p))).numpy()
+            want = (np.sum(ref(ks, *shapes, p + 1e-7)) - np.sum(ref(ks, *shapes, p - 1e-7))) / 2e-7
+            if np.isfinite(want):
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7, err_msg=f"{name}.{method} at {p}")
