@@ -203,7 +203,25 @@ def _in_float64(derivative, op, x, value):
 
 # ------------------------------------------------------------------ the gamma family
 _gammaln = _define("Lgamma", "gammaln", doc="log|Gamma(x)|.")
-_digamma = _define("Digamma", "psi", doc="d/dx log Gamma(x).")
+
+
+def _digamma_kernel(x):
+    """SciPy's psi, but below 0 by the reflection ``psi(1 - x) - pi cot(pi r)`` with ``r = x - round(x)`` exact: SciPy's
+    reflection takes tan(pi x) of the rounded ``pi x``, which loses digits next to a pole (psi(-1 + 1e-14) was 0.8%
+    off, psi(-4 + 1e-12) 6e-5) and in proportion to |x| (psi(-1e6 - 0.3) 1e-10)."""
+    dtype = _result_dtype(x.dtype)
+    x = x.astype(np.float64)
+    sp = scipy_special()
+    with np.errstate(all="ignore"):
+        r = x - np.round(x)
+        # cot(pi r) from the nearer of its pole and its zero: 1 / tan(pi r), or tan(pi (1/2 - |r|)) with 1/2 - |r| exact
+        cot = np.where(np.abs(r) < 0.25, 1.0 / np.tan(np.pi * r), np.sign(r) * np.tan(np.pi * (0.5 - np.abs(r))))
+        reflected = sp.psi(1.0 - x) - np.pi * cot
+        out = np.where((x < 0) & (r != 0) & np.isfinite(x), reflected, sp.psi(x))
+    return out.astype(dtype, copy=False)
+
+
+_digamma = _define("Digamma", "psi", doc="d/dx log Gamma(x).", kernel=_digamma_kernel)
 _polygamma = _define("Polygamma", "polygamma", attrs={"n": 1}, doc="The n-th derivative of digamma.")
 _gamma = _define("Gamma", "gamma", doc="Gamma(x).")
 register_gradient("Lgamma", lambda node, g: g * digamma(node.inputs[0]))
