@@ -433,11 +433,16 @@ def gamma_log_density(a, x) -> Tensor:
     """``log(x**(a - 1) e**-x / Gamma(a))`` for ``x >= 0``: a Poisson(x) probability of a - 1, which Loader's form
     gives accurately where a and x are large (R's dgamma).  From the a at which a - 1 rounds (2**24 in float32), it
     is (a / x) times the Poisson probability of a, there a small factor (|log(a / x)| < 6 where the saddle-point
-    form applies).  At x = 0 and inf, the definition."""
+    form applies).  At x = 0 and inf, the definition.  Below a = 2 (where Loader's form is not used) the definition
+    ``(a - 1) log x - x - gammaln(a)``: the Poisson form's ``gammaln((a - 1) + 1)`` lost a's digits for a tiny a (a -
+    1 rounds: gammainc's slope in x at a = 1e-10 was 8e-8 relative off)."""
     w = math_ops.where
     huge = (a >= 2.0 ** (np.finfo(a.dtype).nmant + 1)) & (a < _math.inf) & (x > 0) & (x < _math.inf)
     ah, xh = w(huge, a, 1.0), w(huge, x, 1.0)
-    return poisson_log_density(w(huge, a, a - 1.0), x) + w(huge, math_ops.log(ah) - math_ops.log(xh), 0.0)
+    poisson = poisson_log_density(w(huge, a, a - 1.0), x) + w(huge, math_ops.log(ah) - math_ops.log(xh), 0.0)
+    small = a < 2.0
+    a_small = w(small, a, 1.0)
+    return w(small, xlogy(a_small - 1.0, x) - x - gammaln(a_small), poisson)
 
 
 _betaln = _define("Betaln", "betaln", inputs=("a", "b"), doc="log|B(a, b)|.", kernel=_betaln_kernel)
