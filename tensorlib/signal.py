@@ -212,6 +212,14 @@ def kaiser(M: int, beta) -> Tensor:
     return _numpy_window("kaiser", kaiser_window, M, beta)
 
 
+def _axis(axis, x, who: str, name: str) -> int:
+    """``axis`` of ``x`` normalized; a bad one is an error naming the function and ``x`` (called ``name``)."""
+    try:
+        return normalize_axis(axis, x.ndim, f"{who}: axis")
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{e} ({name} shape {tuple(x.shape)}, {x.dtype})") from None
+
+
 def _frame_positions(frames: int, frame_length: int, frame_step: int) -> np.ndarray:
     """``(frames, frame_length)``: the sample each frame's cell reads."""
     return np.arange(frames)[:, None] * frame_step + np.arange(frame_length)[None, :]
@@ -232,7 +240,7 @@ def frame(signal, frame_length: int, frame_step: int, pad_end: bool = False, pad
     frame_step = _count(frame_step, "frame_step", who)
     if x.ndim == 0:
         raise ValueError(f"{who}: signal must have at least one axis, got a scalar ({x.dtype})")
-    ax = normalize_axis(axis, x.ndim)
+    ax = _axis(axis, x, who, "signal")
     n = x.shape[ax]
     if n is None:
         raise ValueError(f"{who}: the length of axis {ax} must be known (signal shape {tuple(x.shape)}, {x.dtype})")
@@ -529,7 +537,7 @@ def hilbert(x, N: int | None = None, axis: int = -1) -> Tensor:
         raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
     dtype = _real_dtype(x, who)
     x = x if x.dtype == dtype else _math.cast(x, dtype)
-    ax = normalize_axis(axis, x.ndim, f"{who}: axis")
+    ax = _axis(axis, x, who, "x")
     if N is None:
         N = x.shape[ax]
         if N is None:

@@ -163,7 +163,7 @@ def test_hilbert_gradients_traced_and_errors():
         tl.function(lambda x: tl.signal.hilbert(x, axis=0)).get_graph(tl.TensorSpec((None, 7), tl.float64))
     with pytest.raises(TypeError, match=r"hilbert: signals must be real, got complex128"):
         tl.signal.hilbert(x + 1j)
-    with pytest.raises(ValueError, match=r"hilbert: axis 2 is out of range for a tensor of rank 2"):
+    with pytest.raises(ValueError, match=r"hilbert: axis 2 is out of range for a tensor of rank 2 \(x shape \(2, 7\)"):
         tl.signal.hilbert(x, axis=2)
 
 
@@ -179,3 +179,12 @@ def test_against_scipy_signal():
     x = RNG.standard_normal((4, 7))
     for n, axis in [(None, -1), (5, 0), (10, 1)]:
         np.testing.assert_allclose(tl.signal.hilbert(x, n, axis).numpy(), signal.hilbert(x, n, axis), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "axis, exc, match", [(3, ValueError, "axis 3 is out of range"), (1.0, TypeError, "axis must be")]
+)
+def test_frame_axis_errors_name_the_function(axis, exc, match):
+    # Was "axis 3 is out of range for a tensor of rank 1": no function, no shape.
+    with pytest.raises(exc, match=rf"^frame: {match}.* \(signal shape \(4,\), float64\)"):
+        tl.signal.frame(np.ones(4), 2, 1, axis=axis)
