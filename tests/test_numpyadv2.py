@@ -175,3 +175,36 @@ def test_weighted_quantile_gradient_tracing_and_errors():
         tl.quantile(t, 0.5, axis=1, method="inverted_cdf", weights=-w)
     with pytest.raises(ValueError, match=r"quantile: weights must be of a's shape or 1-d of the length of axis 1"):
         tl.quantile(t, 0.5, axis=1, method="inverted_cdf", weights=np.ones(3))
+
+
+_DTYPES = ["bool", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"]
+
+
+@given(
+    first=st.sampled_from(_DTYPES),
+    second=st.sampled_from(_DTYPES),
+    dtype=st.sampled_from(_DTYPES[1:]),
+    casting=st.sampled_from(["safe", "same_kind", "unsafe"]),
+)
+def test_einsum_dtype_and_casting_are_numpys(first, second, dtype, casting):
+    # tl.einsum had no dtype=; np.einsum(t, ..., dtype=) on a Tensor was refused.
+    a = (np.arange(6).reshape(2, 3) % 3).astype(first)
+    b = (np.arange(3) + 1).astype(second)
+    try:
+        want = np.einsum("ij,j->i", a, b, dtype=dtype, casting=casting)
+    except TypeError:
+        with pytest.raises(
+            TypeError, match=rf"Einsum: cannot cast an input of dtype .* to dtype={dtype} with casting rule"
+        ):
+            tl.einsum("ij,j->i", tl.tensor(a), tl.tensor(b), dtype=dtype, casting=casting)
+        return
+    _same(tl.einsum("ij,j->i", tl.tensor(a), tl.tensor(b), dtype=dtype, casting=casting), want)
+    _same(np.einsum("ij,j->i", tl.tensor(a), b, dtype=dtype, casting=casting), want)
+
+
+def test_einsum_dtype_keeps_the_gradient():
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    grad = tl.grad(lambda x: tl.sum(tl.einsum("ij,j->i", x, np.arange(3), dtype="float64")))(tl.tensor(a))
+    assert grad.dtype == np.float32
+    np.testing.assert_array_equal(grad.numpy(), np.tile(np.arange(3.0), (2, 1)))
+    check_grads(lambda x: tl.einsum("ij,ij->", x, x, dtype="float64"), [a.astype(np.float64)], order=2)
