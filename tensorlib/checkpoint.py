@@ -224,7 +224,7 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     optimizers = {}
     named = _named(target, who, optimizers=optimizers)
     problems = [f"{name!r} cannot be read: {why}" for name, why in unreadable.items() if name in named]
-    later, restore, slot_problems, slots_missing = _slots_not_built(arrays, named, optimizers)
+    later, restore, slot_problems, slots_missing, unused = _slots_not_built(arrays, named, optimizers)
     problems += slot_problems + _refused_by_optimizers(arrays, optimizers, where)
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
     # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
@@ -242,6 +242,7 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         and n not in rates
         and not n.startswith(heads)
         and not (isinstance(t, Variable) and t._id in given)
+        and n not in unused
     ]
     missing += slots_missing
     extra = [n for n in arrays if n not in named and n not in later and n not in rates]
@@ -312,9 +313,13 @@ def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:
 
 
 def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
-    """The file's slots for variables an optimizer has not seen yet (it took no step and had no ``build``).
+    """The file's slots for variables an optimizer has not seen yet (it took no step and had no ``build``), or
+    has seen without the slot: the slots are those of the file's flags and hyperparameters (an ``SGD()``
+    loading a momentum run's buffers, an ``Adam()`` an ``amsgrad`` run's ``v_max``), as ``torch.optim``'s
+    ``load_state_dict`` takes its param groups' flags with the state.
 
-    Returns ``(names, [(optimizer, {slot key: {slot name: array}}), ...], problems, missing)``.  The
+    Returns ``(names, [(optimizer, {slot key: {slot name: array}}), ...], problems, missing, unused)``,
+    ``unused`` the optimizers' slots that the file's flags do not call for (not missing).  The
     optimizer keeps them and the slots start from them when their variable is first seen, as a TensorFlow
     checkpoint restores slot variables created later and ``torch.optim``'s ``load_state_dict``
     restores an optimizer that took no step.  A counter that is not a 0-d int64 is a problem now; a
@@ -323,15 +328,17 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
     ``amsgrad`` Adam, NAdam's ``mu_product`` in an Adam file) is a missing name, as for a built optimizer:
     it had started from zero beside the restored moments, silently.
     """
-    names, restore, problems, missing = set(), [], [], []
+    names, restore, problems, missing, unused = set(), [], [], [], set()
     for prefix, opt in optimizers.items():
         head = f"{prefix}.slots." if prefix else "slots."
-        kinds = opt._slot_kinds()
-        built = {key for key, _, _ in opt._slots.values()}
+        settings = f"{prefix}.hyperparameters." if prefix else "hyperparameters."
+        kinds = opt._slot_kinds_from({n[len(settings) :]: a for n, a in arrays.items() if n.startswith(settings)})
+        built = {key: slots for key, _, slots in opt._slots.values()}
+        unused |= {f"{head}{key}.{slot}" for key, slots in built.items() for slot in slots if slot not in kinds}
         found = {}
         for name, a in arrays.items():
             key, _, slot = name[len(head) :].rpartition(".")
-            if not name.startswith(head) or name in named or not key or key in built or slot not in kinds:
+            if not name.startswith(head) or name in named or not key or slot not in kinds:
                 continue
             zero_d = {"counter": np.dtype(np.int64), "scalar": np.dtype(np.float64)}.get(kinds[slot])
             if zero_d is not None and (a.shape, a.dtype) != ((), zero_d):
@@ -342,10 +349,23 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
                 problems.append(f"{name!r} has dtype {a.dtype} in the file; an optimizer slot is a float")
             found.setdefault(key, {})[slot] = a
             names.add(name)
-        missing += [f"{head}{key}.{slot}" for key, slots in found.items() for slot in kinds if slot not in slots]
+        missing += [
+            f"{head}{key}.{slot}"
+            for key, slots in found.items()
+            for slot in kinds
+            if slot not in slots and slot not in built.get(key, ())
+        ]
+        in_file = {name[len(head) :].rpartition(".")[0] for name in arrays if name.startswith(head)}
+        missing += [
+            f"{head}{key}.{slot}"
+            for key, slots in built.items()
+            if key in in_file and key not in found
+            for slot in kinds
+            if slot not in slots
+        ]
         if found:
             restore.append((opt, found))
-    return names, restore, problems, missing
+    return names, restore, problems, missing, unused
 
 
 def _read(path) -> tuple:

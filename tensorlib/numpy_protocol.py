@@ -84,7 +84,6 @@ _ARGUMENTS = {
     "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},
     "transpose": {"axes": "perm"},
     "full_like": {"fill_value": "value"},
-    **{name: {"correction": "ddof"} for name in ("std", "var", "nanstd", "nanvar")},  # NumPy 2's Array API name
 }
 # tensorlib parameters that NumPy's function lacks, set to what NumPy's function does (tensorlib's
 # cholesky/eigh read the symmetric part by default; NumPy reads one triangle).  NumPy's fill_diagonal, put,
@@ -609,29 +608,10 @@ def _pad(array, pad_width, mode="constant", **kwargs):
 
 
 def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
-    """``numpy.reshape``; ``order='F'`` reads and writes the elements with the first index fastest, which is the
-    C-order reshape of the transposed tensor to the reversed shape, transposed back (``copy`` does not matter:
-    the values are immutable)."""
+    """``numpy.reshape`` (``copy`` does not matter: the values are immutable)."""
     import tensorlib as tl
 
-    shape = newshape if shape is None else shape  # NumPy before 2.1 named it newshape
-    if _fortran(order, "reshape", ("C", "F", "A")):
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        return tl.transpose(tl.reshape(tl.transpose(a), shape[::-1]))
-    return tl.reshape(a, shape)
-
-
-def _ravel(a, order="C"):
-    import tensorlib as tl
-
-    return tl.ravel(tl.transpose(a) if _fortran(order, "ravel", ("C", "F", "A", "K")) else a)
-
-
-def _fortran(order, name, orders) -> bool:
-    """Whether ``order`` asks for Fortran order; ``'A'`` and ``'K'`` follow the memory layout, C's for a Tensor."""
-    if order not in orders:
-        raise ValueError(f"numpy.{name}: order must be one of {', '.join(map(repr, orders))}, got {order!r}")
-    return order == "F"
+    return tl.reshape(a, newshape if shape is None else shape, order)  # NumPy before 2.1 named it newshape
 
 
 def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
@@ -725,7 +705,6 @@ _SPECIAL = {
     np.pad: _pad,
     np.linspace: _linspace,
     np.reshape: _reshape,
-    np.ravel: _ravel,
     np.einsum: _einsum,
     np.where: _where,
     np.dot: _binary("dot"),

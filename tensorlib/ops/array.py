@@ -826,13 +826,18 @@ def moveaxis(x, source, destination) -> Tensor:
     return shape_ops.transpose(x, order)
 
 
-def ravel(x) -> Tensor:
-    """The elements as a 1-d tensor (``numpy.ravel``; values are immutable, so never a view).
+def ravel(x, order: str = "C") -> Tensor:
+    """The elements as a 1-d tensor (``numpy.ravel``; values are immutable, so never a view); ``order="F"``
+    lists them with the first index fastest.
 
     >>> import tensorlib as tl
     >>> tl.tensor([[1, 2], [3, 4]]).ravel().numpy().tolist()
     [1, 2, 3, 4]
+    >>> tl.ravel(tl.tensor([[1, 2], [3, 4]]), order="F").numpy().tolist()
+    [1, 3, 2, 4]
     """
+    if shape_ops.fortran_order(order, "ravel", ("C", "F", "A", "K")):
+        x = shape_ops.transpose(x)
     return shape_ops.reshape(x, (-1,))
 
 

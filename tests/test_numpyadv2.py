@@ -1,0 +1,86 @@
+"""Differential attack on the NumPy surface (the tl.* NumPy names) against NumPy 2 itself: hypothesis-drawn
+shapes (0-size and 0-d included), dtypes and keyword arguments (order=, mean=, correction=, dtype=, weights=),
+values and result dtypes compared with NumPy's, gradients against float64 central differences.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tensorlib as tl
+from tensorlib.testing import check_grads
+
+
+def _same(got, want):
+    """``got`` (a Tensor) has NumPy's result ``want``: its dtype, shape and values."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12, equal_nan=True)
+
+
+_shapes = st.lists(st.integers(0, 3), min_size=0, max_size=3).map(tuple)
+
+
+@given(shape=_shapes, data=st.data())
+def test_reshape_and_ravel_take_numpys_order(shape, data):
+    size = int(np.prod(shape))
+    x = np.arange(size, dtype=np.float64).reshape(shape)
+    order = data.draw(st.sampled_from("CFA"))
+    new = data.draw(st.sampled_from([(size,), (1, size), (size, 1, 1), (-1,)] + ([(2, -1)] if size % 2 == 0 else [])))
+    _same(tl.reshape(tl.tensor(x), new, order=order), np.reshape(x, new, order=order))
+    _same(tl.ravel(tl.tensor(x), order=order), np.ravel(x, order=order))
+
+
+def test_reshape_order_f_gradient_and_trace():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    weights = np.linspace(-1.0, 1.0, 24).reshape(4, 6)
+    grad = tl.grad(lambda t: tl.sum(tl.reshape(t, (4, 6), order="F") * weights))(tl.tensor(x))
+    np.testing.assert_array_equal(grad.numpy(), np.reshape(weights, (2, 3, 4), order="F"))
+    check_grads(lambda t: tl.reshape(t, (-1, 2), order="F") ** 2, [x], order=2)
+    traced = tl.function(lambda t: tl.ravel(t, order="F"))
+    _same(traced(tl.tensor(x)), np.ravel(x, order="F"))
+    with pytest.raises(ValueError, match=r"reshape: order must be one of 'C', 'F', 'A', got 'X'"):
+        tl.reshape(tl.tensor(x), (4, 6), order="X")
+
+
+_VARIANCES = [(tl.var, np.var), (tl.std, np.std), (tl.nanvar, np.nanvar), (tl.nanstd, np.nanstd)]
+
+
+@pytest.mark.parametrize("ours, numpys", _VARIANCES, ids=lambda f: getattr(f, "__name__", ""))
+@given(data=st.data())
+def test_variances_take_numpy2s_mean_and_correction(ours, numpys, data):
+    dtype = data.draw(st.sampled_from(["float16", "float32", "float64", "int64", "complex64", "complex128"]))
+    x = np.random.default_rng(data.draw(st.integers(0, 99))).normal(size=(3, 4)) * 3
+    x = (x + 1j * x[::-1] if dtype.startswith("complex") else x).astype(dtype)
+    if dtype.startswith(("float", "complex")) and data.draw(st.booleans()):
+        x[0, 1] = np.nan
+    axis = data.draw(st.sampled_from([None, 0, 1, (0, 1)]))
+    where = data.draw(st.sampled_from([True, np.array([True, False, True, True])]))
+    mean_dtype = data.draw(st.sampled_from([dtype, "float64"])) if dtype != "int64" else "float64"
+    numpy_mean = np.nanmean if numpys.__name__.startswith("nan") else np.mean
+    mean = numpy_mean(x, axis=axis, keepdims=True, where=where).astype(mean_dtype)
+    kwargs = {"axis": axis, "keepdims": data.draw(st.booleans()), "where": where}
+    kwargs.update(data.draw(st.sampled_from([{"correction": 1}, {"correction": 0.5}, {"ddof": 1}, {}])))
+    got = ours(tl.tensor(x), mean=tl.tensor(mean), **kwargs)
+    want = numpys(x, mean=mean, **kwargs)
+    assert np.asarray(got).dtype == want.dtype
+    tol = 2e-3 if "16" in dtype else 1e-5
+    np.testing.assert_allclose(np.asarray(got), want, rtol=tol, atol=tol, equal_nan=True)
+
+
+def test_variance_mean_gets_its_gradient_and_bad_arguments_are_refused():
+    x = np.array([[1.0, 4.0, 2.0], [0.5, -1.0, 3.0]])
+    mean = np.array([[2.0], [1.0]])
+    check_grads(lambda a, m: tl.var(a, axis=1, mean=m, correction=1), [x, mean], order=2)
+    check_grads(lambda a, m: tl.std(a, axis=1, mean=m), [x, mean], order=1)
+    # the gradient of sum((x - m)^2) / (n - 1) in m, by hand
+    got = tl.grad(lambda m: tl.sum(tl.var(tl.tensor(x), axis=1, mean=m, correction=1)))(tl.tensor(mean))
+    np.testing.assert_allclose(got.numpy(), -2.0 * (x - mean).sum(axis=1, keepdims=True) / 2.0)
+    with pytest.raises(ValueError, match=r"Var: ddof and correction can't both be given, got ddof=1, correction=1"):
+        tl.var(tl.tensor(x), ddof=1, correction=1)
+    with pytest.raises(
+        ValueError, match=r"var: mean= must broadcast .* mean shape \(2,\) float64 for input shape \(2, 3\)"
+    ):
+        tl.var(tl.tensor(x), axis=1, mean=tl.tensor(np.ones(2)))
+    np.testing.assert_allclose(np.var(tl.tensor(x), axis=0, correction=1).numpy(), np.var(x, axis=0, correction=1))
