@@ -149,3 +149,41 @@ def test_a_flag_must_be_a_bool():
     with pytest.raises(TypeError, match="SGD: maximize must be a bool"):
         O.SGD(maximize=None)
     assert O.RMSprop(centered=1).centered is True
+
+
+def test_a_state_dict_is_saved_and_loaded_back(tmp_path):
+    # save_variables(model.state_dict()) was refused ("key '0.kernel' under '<root>' contains '.'", then "entry is a
+    # ndarray"): PyTorch's habit, torch.save(model.state_dict()) and model.load_state_dict(torch.load(path)).
+    # Reference: the arrays themselves, and a dict of name -> Variable/Tensor/array mixed.
+    model = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(3, 1, seed=1, dtype="float64"))
+    opt = O.Adam(0.1, amsgrad=True)
+    opt.apply([tl.tensor(np.ones((2, 3), np.float32))], [model[0].kernel])
+    path = tmp_path / "state.safetensors"
+    state = {**model.state_dict(), **{f"opt.{k}": v for k, v in opt.state_dict().items()}}
+    tl.save_variables(path, state)
+    loaded = tl.load_variables(path)
+    assert sorted(loaded) == sorted(state)
+    for name, a in state.items():
+        assert loaded[name].dtype == a.dtype and np.array_equal(loaded[name].numpy(), a), name
+    fresh = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=5), tl.nn.Dense(3, 1, seed=6, dtype="float64"))
+    assert fresh.load_state_dict({k: v for k, v in loaded.items() if not k.startswith("opt.")}) == ([], [])
+    np.testing.assert_array_equal(fresh[1].kernel.numpy(), model[1].kernel.numpy())
+    mixed = {
+        "w": tl.Variable(np.arange(3.0)),
+        "t": tl.tensor([1, 2]),
+        "a.b": np.float32(2.5),
+        "c": np.eye(2, dtype="c16"),
+    }
+    tl.save_variables(path, mixed)
+    back = tl.load_variables(path)
+    assert back["a.b"].dtype == tl.float32 and float(back["a.b"]) == 2.5
+    np.testing.assert_array_equal(back["c"].numpy(), np.eye(2))
+    assert back["c"].dtype == tl.complex128 and back["t"].numpy().tolist() == [1, 2]
+
+
+def test_a_state_dict_entry_tensorlib_cannot_hold_is_refused_by_name(tmp_path):
+    with pytest.raises(TypeError, match=r"save_variables: entry 'x.y' \(shape \(2,\)\): .*uint64 is not supported"):
+        tl.save_variables(tmp_path / "s.safetensors", {"x.y": np.zeros(2, np.uint64)})
+    with pytest.raises(ValueError, match="two entries are both named 'a.b'"):
+        tl.save_variables(tmp_path / "s.safetensors", {"a.b": np.zeros(2), "a": {"b": np.ones(2)}})
+    assert not (tmp_path / "s.safetensors").exists()
