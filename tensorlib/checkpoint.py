@@ -269,6 +269,7 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         and not n.startswith(heads)
         and not (isinstance(t, Variable) and t._id in given)
         and n not in unused
+        and not _stream_position(n, t)
     ]
     missing += slots_missing
     extra = [n for n in arrays if n not in named and n not in later and n not in rates]
@@ -315,6 +316,18 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     for opt in optimizers.values():
         opt._hyperparameters_loaded()
     return missing, extra
+
+
+def _stream_position(name: str, t) -> bool:
+    """A noise layer's ``seed_state`` (its stream's calls so far): optional in a file, as files written before it
+    was saved lack it (the stream then keeps its position)."""
+    return (
+        name.rpartition(".")[2] == "seed_state"
+        and isinstance(t, Variable)
+        and t.name == "seed_state"
+        and t.shape == ()
+        and t.dtype == _dtypes.int64
+    )
 
 
 def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:

@@ -187,3 +187,69 @@ def test_a_state_dict_entry_tensorlib_cannot_hold_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="two entries are both named 'a.b'"):
         tl.save_variables(tmp_path / "s.safetensors", {"a.b": np.zeros(2), "a": {"b": np.ones(2)}})
     assert not (tmp_path / "s.safetensors").exists()
+
+
+def _noisy_model(seed):
+    return tl.nn.Sequential(
+        tl.nn.Dense(4, 6, seed=seed, dtype="float64"),
+        tl.nn.Dropout(0.5, seed=11),
+        tl.nn.GaussianNoise(0.3, seed=12),
+        tl.nn.AlphaDropout(0.2, seed=13),
+        tl.nn.Dense(6, 1, seed=seed + 1, dtype="float64"),
+    )
+
+
+def _train(model, opt, steps, traced):
+    def step(x, y):
+        with tl.GradientTape() as tape:
+            loss = tl.mean((model(x) - y) ** 2)
+        opt.apply(tape.gradient(loss, model.trainable_variables), model)
+        return loss
+
+    step = tl.function(step) if traced else step
+    data = np.random.default_rng(3)
+    xs = [(data.normal(size=(5, 4)), data.normal(size=(5, 1))) for _ in range(6)]
+    return [float(step(*xs[t])) for t in steps]
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize("how", ["file", "state_dict"])
+def test_seeded_noise_layers_resume_their_stream(traced, how, tmp_path):
+    # A seeded Dropout/GaussianNoise/AlphaDropout counted its calls in a Variable outside variables and
+    # checkpoints: restored into new layers, the masks restarted from the first call's, and the resumed run's
+    # losses differed from the uninterrupted run's from the first resumed step.  Reference: the uninterrupted run.
+    uninterrupted = _train(_noisy_model(0), O.Adam(0.05), range(6), traced)
+    model, opt = _noisy_model(0), O.Adam(0.05)
+    first = _train(model, opt, range(3), traced)
+    assert int(model[1].seed_state.numpy()) == 3 and "seed_state" not in model.trainable_variables.get("1", {})
+    fresh, fresh_opt = _noisy_model(7), O.Adam()
+    if how == "file":
+        tl.save_variables(tmp_path / "run.safetensors", {"model": model, "opt": opt})
+        tl.load_variables(tmp_path / "run.safetensors", {"model": fresh, "opt": fresh_opt})
+    else:
+        fresh.load_state_dict(model.state_dict())
+        fresh_opt.load_state_dict(opt.state_dict())
+    assert first + _train(fresh, fresh_opt, range(3, 6), traced) == uninterrupted
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_a_recurrent_layers_dropout_stream_is_saved_only_where_it_drops(kind, tmp_path):
+    make = getattr(tl.nn, kind)
+    x = tl.tensor(np.random.default_rng(0).normal(size=(2, 3, 2)))
+    layer = make(2, 4, seed=1, dropout=0.5, recurrent_dropout=0.3, dtype=tl.float64)
+    layer(x)
+    tl.save_variables(tmp_path / "rnn.safetensors", layer)
+    want = layer(x).numpy()
+    fresh = make(2, 4, seed=1, dropout=0.5, recurrent_dropout=0.3, dtype=tl.float64)
+    fresh.kernel.assign(np.zeros(fresh.kernel.shape))
+    tl.load_variables(tmp_path / "rnn.safetensors", fresh)
+    np.testing.assert_array_equal(fresh(x).numpy(), want)
+    assert "seed_state" not in make(2, 4, seed=1).variables  # no dropout: no stream to save
+    assert "seed_state" not in tl.nn.Dropout(0.5).variables  # unseeded: the global stream, tl.random.seed's
+
+
+def test_a_file_without_the_stream_position_still_loads(tmp_path):
+    # Files written before seed_state was saved load strictly; the stream keeps its position.
+    model = _noisy_model(0)
+    state = {k: v for k, v in model.state_dict().items() if not k.endswith("seed_state")}
+    assert model.load_state_dict(state) == ([], [])
