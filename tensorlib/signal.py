@@ -1,7 +1,8 @@
 """``tl.signal``: TensorFlow's ``tf.signal`` for short-time Fourier analysis: ``frame``, ``overlap_and_add``,
 ``stft``, ``inverse_stft``, ``inverse_stft_window_fn`` and the ``hann_window`` / ``hamming_window`` they use,
 with PyTorch's ``blackman_window``, ``bartlett_window`` and ``kaiser_window`` (NumPy's symmetric float64 forms
-``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``).
+``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``), and SciPy's
+``fftconvolve``, ``oaconvolve`` and ``hilbert`` (``scipy.signal``'s arguments and dtypes).
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
@@ -28,7 +29,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from .dispatch import as_tensor
+from .dispatch import as_tensor, as_tensors
 from .ops import creation as _creation
 from .ops import fft as _fft
 from .ops import math as _math
@@ -40,12 +41,15 @@ from .tensor import Tensor
 __all__ = [
     "bartlett_window",
     "blackman_window",
+    "fftconvolve",
     "frame",
     "hamming_window",
     "hann_window",
+    "hilbert",
     "inverse_stft",
     "inverse_stft_window_fn",
     "kaiser_window",
+    "oaconvolve",
     "overlap_and_add",
     "stft",
 ]
@@ -208,6 +212,14 @@ def kaiser(M: int, beta) -> Tensor:
     return _numpy_window("kaiser", kaiser_window, M, beta)
 
 
+def _axis(axis, x, who: str, name: str) -> int:
+    """``axis`` of ``x`` normalized; a bad one is an error naming the function and ``x`` (called ``name``)."""
+    try:
+        return normalize_axis(axis, x.ndim, f"{who}: axis")
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{e} ({name} shape {tuple(x.shape)}, {x.dtype})") from None
+
+
 def _frame_positions(frames: int, frame_length: int, frame_step: int) -> np.ndarray:
     """``(frames, frame_length)``: the sample each frame's cell reads."""
     return np.arange(frames)[:, None] * frame_step + np.arange(frame_length)[None, :]
@@ -228,7 +240,7 @@ def frame(signal, frame_length: int, frame_step: int, pad_end: bool = False, pad
     frame_step = _count(frame_step, "frame_step", who)
     if x.ndim == 0:
         raise ValueError(f"{who}: signal must have at least one axis, got a scalar ({x.dtype})")
-    ax = normalize_axis(axis, x.ndim)
+    ax = _axis(axis, x, who, "signal")
     n = x.shape[ax]
     if n is None:
         raise ValueError(f"{who}: the length of axis {ax} must be known (signal shape {tuple(x.shape)}, {x.dtype})")
@@ -403,3 +415,141 @@ def inverse_stft_window_fn(frame_step: int, forward_window_fn=hann_window):
         return _math.where(unreached, zero, forward / _math.where(unreached, one, denominator))
 
     return window_fn
+
+
+def _conv_axes(a, b, axes, who: str) -> list:
+    """SciPy's convolved axes of ``a`` and ``b`` (same rank): all by default, normalized, without those where
+    either size is 1 (they broadcast, as the other axes do); the sizes of the rest checked."""
+    where = f"(shapes {tuple(a.shape)} {a.dtype} and {tuple(b.shape)} {b.dtype})"
+    if axes is None:
+        axes = tuple(range(a.ndim))
+    else:
+        axes = _fft._integers(axes, "axes", who, a)
+        if not axes:
+            raise ValueError(f"{who}: axes cannot be empty when given {where}")
+        try:
+            axes = _fft._check_axes(a, axes)
+        except ValueError as e:
+            raise ValueError(f"{who}: {e} {where}") from None
+    unknown = [ax for ax in axes if a.shape[ax] is None or b.shape[ax] is None]
+    if unknown:
+        raise ValueError(f"{who}: the sizes of the convolved axes {tuple(unknown)} must be known {where}")
+    kept = [ax for ax in axes if a.shape[ax] != 1 and b.shape[ax] != 1]
+    for ax in range(a.ndim):
+        n, m = a.shape[ax], b.shape[ax]
+        if ax not in kept and None not in (n, m) and n != m and 1 not in (n, m):
+            raise ValueError(f"{who}: incompatible shapes along axis {ax}, which is not convolved {where}")
+    return kept
+
+
+def _centered(x, shape):
+    """The centre ``shape`` of ``x`` (SciPy's ``_centered``: the extra element of an odd margin on the right);
+    a size unknown when traced is kept whole."""
+    index = tuple(
+        slice(None) if None in (size, new) or size == new else slice((size - new) // 2, (size - new) // 2 + new)
+        for size, new in zip(x.shape, shape)
+    )
+    return x[index]
+
+
+def _fft_convolution(in1, in2, mode: str, axes, who: str) -> Tensor:
+    """``scipy.signal.fftconvolve``: the product of the spectra (``rfftn`` for real inputs, ``fftn`` for complex
+    ones) of both inputs zero-padded to the full size, transformed back and cut to ``mode``."""
+    a, b = as_tensors(in1, in2)
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"{who}: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    if a.ndim == b.ndim == 0:
+        return _math.multiply(a, b)
+    if a.ndim != b.ndim:
+        raise ValueError(
+            f"{who}: in1 and in2 should have the same dimensionality, got shapes {tuple(a.shape)} {a.dtype} and "
+            f"{tuple(b.shape)} {b.dtype}"
+        )
+    # Each input as SciPy's transforms read it (integers and bools float64), then promoted.
+    dtype = np.result_type(*(_dt.float64 if t.dtype.kind in "biu" else t.dtype for t in (a, b)))
+    if 0 in a.shape or 0 in b.shape:  # SciPy's answer for an empty input, whatever the shapes and dtypes
+        return _creation.zeros((0,), dtype=_dt.float64)
+    axes = _conv_axes(a, b, axes, who)
+    if mode == "valid" and axes:
+        larger = [all(x.shape[ax] >= y.shape[ax] for ax in axes) for x, y in ((a, b), (b, a))]
+        if not any(larger):
+            raise ValueError(
+                f"{who}: for 'valid' mode, one input must be at least as large as the other in every convolved "
+                f"axis, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+            )
+        if not larger[0]:  # convolution commutes: SciPy swaps the inputs
+            a, b = b, a
+    if not axes:  # every axis broadcasts: SciPy multiplies, in the inputs' own dtypes
+        full = _math.multiply(a, b)
+    else:
+        a, b = (t if t.dtype == dtype else _math.cast(t, dtype) for t in (a, b))
+        sizes = [a.shape[ax] + b.shape[ax] - 1 for ax in axes]
+        if dtype.kind == "c":
+            full = _fft.ifftn(_fft.fftn(a, sizes, axes) * _fft.fftn(b, sizes, axes), sizes, axes)
+        else:
+            full = _fft.irfftn(_fft.rfftn(a, sizes, axes) * _fft.rfftn(b, sizes, axes), sizes, axes)
+    if mode == "full":
+        return full
+    if mode == "same":
+        return _centered(full, a.shape)
+    return _centered(
+        full, [a.shape[ax] - b.shape[ax] + 1 if ax in axes else size for ax, size in enumerate(full.shape)]
+    )
+
+
+def fftconvolve(in1, in2, mode: str = "full", axes=None) -> Tensor:
+    """The N-dimensional convolution of ``in1`` and ``in2`` by FFT (``scipy.signal.fftconvolve``): over ``axes``
+    (all by default; the others broadcast), ``mode`` ``"full"``, ``"same"`` (``in1``'s shape, centred) or
+    ``"valid"`` (full overlap only); real inputs give real results (float16 ones float32, integers float64),
+    complex ones complex.  Differentiable in both inputs.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.fftconvolve(tl.tensor([1.0, 2.0, 3.0]), tl.tensor([0.0, 1.0, 0.5])).numpy().round(6).tolist()
+    [0.0, 1.0, 2.5, 4.0, 1.5]
+    """
+    return _fft_convolution(in1, in2, mode, axes, "fftconvolve")
+
+
+def oaconvolve(in1, in2, mode: str = "full", axes=None) -> Tensor:
+    """``scipy.signal.oaconvolve``: the convolution SciPy computes by overlap-add, here with one transform as
+    :func:`fftconvolve` (the same values and dtypes; the overlap-add only saves time on very unequal sizes).
+
+    >>> import tensorlib as tl
+    >>> tl.signal.oaconvolve(tl.ones((2, 3)), tl.ones((1, 2)), mode="same").numpy().round(6).tolist()
+    [[1.0, 2.0, 2.0], [1.0, 2.0, 2.0]]
+    """
+    return _fft_convolution(in1, in2, mode, axes, "oaconvolve")
+
+
+def hilbert(x, N: int | None = None, axis: int = -1) -> Tensor:
+    """The analytic signal ``x + i H(x)`` of real ``x`` along ``axis`` (``scipy.signal.hilbert``): the FFT of
+    ``N`` samples (``x`` cropped or zero-padded; default its length), its positive frequencies doubled and its
+    negative ones zeroed, transformed back.  Complex64 for float32 (and float16) input, else complex128;
+    differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.hilbert(tl.tensor([1.0, 0.0, -1.0, 0.0])).numpy().imag.round(6).tolist()
+    [0.0, 1.0, 0.0, -1.0]
+    """
+    who = "hilbert"
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
+    dtype = _real_dtype(x, who)
+    x = x if x.dtype == dtype else _math.cast(x, dtype)
+    ax = _axis(axis, x, who, "x")
+    if N is None:
+        N = x.shape[ax]
+        if N is None:
+            raise ValueError(
+                f"{who}: the length of axis {ax} must be known, or N given (x shape {tuple(x.shape)}, {x.dtype})"
+            )
+    N = _count(N, "N", who)
+    spectrum = _fft.fft(x, n=N, axis=ax)
+    h = np.zeros(N)
+    h[0] = 1.0
+    h[1 : (N + 1) // 2] = 2.0
+    if N % 2 == 0:
+        h[N // 2] = 1.0
+    h = h.reshape((N,) + (1,) * (x.ndim - 1 - ax)).astype(_dt.real_dtype(spectrum.dtype))
+    return _fft.ifft(spectrum * _creation.tensor(h, backend=x.backend), axis=ax)

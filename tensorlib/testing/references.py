@@ -1,4 +1,5 @@
-"""Plain NumPy references for the conv and pooling ops, written independently of the kernels.
+"""Plain NumPy references for the conv and pooling ops (and ``scipy.signal``'s ``fftconvolve`` and
+``hilbert``), written independently of the kernels.
 
 One copy, used by the kernel tests, the ``tl.nn`` tests and the op catalogue
 (``op_db_nn``).  Arguments follow ``tl.nn``: NHWC images, HWIO filters,
@@ -202,3 +203,62 @@ def batch_norm(x, scale, offset, epsilon) -> np.ndarray:
     mean = x.mean(axis=(0, 1, 2))
     var = ((x - mean) ** 2).mean(axis=(0, 1, 2))
     return (x - mean) / np.sqrt(var + epsilon) * scale + offset
+
+
+# ---------------------------------------------------------------- scipy.signal
+def fftconvolve(in1, in2, mode: str = "full", axes=None) -> np.ndarray:
+    """``scipy.signal.fftconvolve`` by direct summation, one shifted product per tap of ``in2``: SciPy's
+    rules (axes of size 1 broadcast, the inputs swapped for ``"valid"`` when ``in2`` is the larger, ``"same"``
+    and ``"valid"`` centred, the extra element right) and dtypes (each input float64 if integer, float32 if
+    float16; a plain product when no axis is convolved); sums in float64 or complex128.
+
+    >>> fftconvolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]), "same").tolist()
+    [1.0, 2.5, 4.0]
+    """
+    a, b = np.asarray(in1), np.asarray(in2)
+    if a.ndim == 0:
+        return a * b
+    axes = range(a.ndim) if axes is None else [ax % a.ndim for ax in np.atleast_1d(axes)]
+    axes = [ax for ax in axes if a.shape[ax] != 1 and b.shape[ax] != 1]
+    if mode == "valid" and not all(a.shape[ax] >= b.shape[ax] for ax in axes):
+        a, b = b, a
+    if not axes:
+        full = a * b
+    else:
+        read = {"b": np.float64, "i": np.float64, "u": np.float64}  # as SciPy's transforms read each input
+        dtype = np.result_type(
+            *(read.get(t.dtype.kind, np.float32 if t.dtype == np.float16 else t.dtype) for t in (a, b))
+        )
+        shape = [a.shape[ax] + b.shape[ax] - 1 if ax in axes else max(a.shape[ax], b.shape[ax]) for ax in range(a.ndim)]
+        full = np.zeros(shape, np.complex128 if dtype.kind == "c" else np.float64)
+        wide_a, wide_b = a.astype(full.dtype), b.astype(full.dtype)
+        for tap in np.ndindex(*(b.shape[ax] for ax in axes)):
+            b_index, out_index = [slice(None)] * a.ndim, [slice(None)] * a.ndim
+            for ax, j in zip(axes, tap):
+                b_index[ax], out_index[ax] = slice(j, j + 1), slice(j, j + a.shape[ax])
+            full[tuple(out_index)] += wide_a * wide_b[tuple(b_index)]
+        full = full.astype(dtype)
+    if mode == "full":
+        return full
+    if mode == "same":
+        new = a.shape
+    else:
+        new = [a.shape[ax] - b.shape[ax] + 1 if ax in axes else n for ax, n in enumerate(full.shape)]
+    return full[tuple(slice((n - k) // 2, (n - k) // 2 + k) for n, k in zip(full.shape, new))]
+
+
+def hilbert(x, N=None, axis: int = -1) -> np.ndarray:
+    """``scipy.signal.hilbert``: the analytic signal, the positive frequencies of ``np.fft.fft(x, N)`` doubled
+    and the negative ones zeroed, transformed back.
+
+    >>> hilbert(np.array([1.0, 0.0, -1.0, 0.0])).imag.tolist()
+    [0.0, 1.0, 0.0, -1.0]
+    """
+    spectrum = np.moveaxis(np.fft.fft(x, N, axis=axis), axis, -1)
+    n = spectrum.shape[-1]
+    h = np.zeros(n)
+    h[0] = 1.0
+    h[1 : (n + 1) // 2] = 2.0
+    if n % 2 == 0:
+        h[n // 2] = 1.0
+    return np.fft.ifft(np.moveaxis(spectrum * h.astype(spectrum.real.dtype), -1, axis), axis=axis)
