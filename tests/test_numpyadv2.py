@@ -3,6 +3,8 @@ shapes (0-size and 0-d included), dtypes and keyword arguments (order=, mean=, c
 values and result dtypes compared with NumPy's, gradients against float64 central differences.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -84,3 +86,39 @@ def test_variance_mean_gets_its_gradient_and_bad_arguments_are_refused():
     ):
         tl.var(tl.tensor(x), axis=1, mean=tl.tensor(np.ones(2)))
     np.testing.assert_allclose(np.var(tl.tensor(x), axis=0, correction=1).numpy(), np.var(x, axis=0, correction=1))
+
+
+_DIVISIONS = [(tl.floor_divide, np.floor_divide), (tl.remainder, np.remainder), (tl.fmod, np.fmod)]
+
+
+@pytest.mark.parametrize("ours, numpys", _DIVISIONS, ids=lambda f: getattr(f, "__name__", ""))
+@given(data=st.data())
+def test_integer_division_matches_numpy_also_by_zero(ours, numpys, data):
+    # An integer divisor of 0 raised ZeroDivisionError; NumPy 2 gives 0 and warns (signs as NumPy's).
+    dtype = data.draw(st.sampled_from(["int32", "int64"]))
+    values = st.integers(-9, 9) | st.sampled_from([int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)])
+    x = np.array(data.draw(st.lists(values, min_size=1, max_size=6)), dtype)
+    y = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=len(x), max_size=len(x))), dtype)
+    with np.errstate(all="ignore"):
+        want = numpys(x, y)
+    for run in (ours, tl.function(ours)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = run(tl.tensor(x), tl.tensor(y))
+        _same(got, want)
+        by_zero = [w for w in caught if "divide by zero" in str(w.message) and w.category is RuntimeWarning]
+        assert bool(by_zero) == bool((y == 0).any())
+
+
+def test_integer_division_by_zero_warns_as_numpy_on_the_generic_kernel():
+    from tensorlib.ops.elementwise import _fmod_kernel, _on_ints
+
+    xp = np  # NumPy 2 is an Array API namespace: the kernel that CuPy and array_api_strict run
+    x, y = np.array([7, -7, 5], np.int64), np.array([2, 0, -3], np.int64)
+    for kernel, numpys in [(_on_ints("floor_divide"), np.floor_divide), (_on_ints("remainder"), np.remainder)]:
+        with pytest.warns(RuntimeWarning, match=f"divide by zero encountered in {numpys.__name__}"):
+            got = kernel(xp, x, y)
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal(got, numpys(x, y))
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in fmod"):
+        np.testing.assert_array_equal(_fmod_kernel(xp, x, y), [1, 0, 2])
