@@ -149,3 +149,107 @@ def test_a_flag_must_be_a_bool():
     with pytest.raises(TypeError, match="SGD: maximize must be a bool"):
         O.SGD(maximize=None)
     assert O.RMSprop(centered=1).centered is True
+
+
+def test_a_state_dict_is_saved_and_loaded_back(tmp_path):
+    # save_variables(model.state_dict()) was refused ("key '0.kernel' under '<root>' contains '.'", then "entry is a
+    # ndarray"): PyTorch's habit, torch.save(model.state_dict()) and model.load_state_dict(torch.load(path)).
+    # Reference: the arrays themselves, and a dict of name -> Variable/Tensor/array mixed.
+    model = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(3, 1, seed=1, dtype="float64"))
+    opt = O.Adam(0.1, amsgrad=True)
+    opt.apply([tl.tensor(np.ones((2, 3), np.float32))], [model[0].kernel])
+    path = tmp_path / "state.safetensors"
+    state = {**model.state_dict(), **{f"opt.{k}": v for k, v in opt.state_dict().items()}}
+    tl.save_variables(path, state)
+    loaded = tl.load_variables(path)
+    assert sorted(loaded) == sorted(state)
+    for name, a in state.items():
+        assert loaded[name].dtype == a.dtype and np.array_equal(loaded[name].numpy(), a), name
+    fresh = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=5), tl.nn.Dense(3, 1, seed=6, dtype="float64"))
+    assert fresh.load_state_dict({k: v for k, v in loaded.items() if not k.startswith("opt.")}) == ([], [])
+    np.testing.assert_array_equal(fresh[1].kernel.numpy(), model[1].kernel.numpy())
+    mixed = {
+        "w": tl.Variable(np.arange(3.0)),
+        "t": tl.tensor([1, 2]),
+        "a.b": np.float32(2.5),
+        "c": np.eye(2, dtype="c16"),
+    }
+    tl.save_variables(path, mixed)
+    back = tl.load_variables(path)
+    assert back["a.b"].dtype == tl.float32 and float(back["a.b"]) == 2.5
+    np.testing.assert_array_equal(back["c"].numpy(), np.eye(2))
+    assert back["c"].dtype == tl.complex128 and back["t"].numpy().tolist() == [1, 2]
+
+
+def test_a_state_dict_entry_tensorlib_cannot_hold_is_refused_by_name(tmp_path):
+    with pytest.raises(TypeError, match=r"save_variables: entry 'x.y' \(shape \(2,\)\): .*uint64 is not supported"):
+        tl.save_variables(tmp_path / "s.safetensors", {"x.y": np.zeros(2, np.uint64)})
+    with pytest.raises(ValueError, match="two entries are both named 'a.b'"):
+        tl.save_variables(tmp_path / "s.safetensors", {"a.b": np.zeros(2), "a": {"b": np.ones(2)}})
+    assert not (tmp_path / "s.safetensors").exists()
+
+
+def _noisy_model(seed):
+    return tl.nn.Sequential(
+        tl.nn.Dense(4, 6, seed=seed, dtype="float64"),
+        tl.nn.Dropout(0.5, seed=11),
+        tl.nn.GaussianNoise(0.3, seed=12),
+        tl.nn.AlphaDropout(0.2, seed=13),
+        tl.nn.Dense(6, 1, seed=seed + 1, dtype="float64"),
+    )
+
+
+def _train(model, opt, steps, traced):
+    def step(x, y):
+        with tl.GradientTape() as tape:
+            loss = tl.mean((model(x) - y) ** 2)
+        opt.apply(tape.gradient(loss, model.trainable_variables), model)
+        return loss
+
+    step = tl.function(step) if traced else step
+    data = np.random.default_rng(3)
+    xs = [(data.normal(size=(5, 4)), data.normal(size=(5, 1))) for _ in range(6)]
+    return [float(step(*xs[t])) for t in steps]
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize("how", ["file", "state_dict"])
+def test_seeded_noise_layers_resume_their_stream(traced, how, tmp_path):
+    # A seeded Dropout/GaussianNoise/AlphaDropout counted its calls in a Variable outside variables and
+    # checkpoints: restored into new layers, the masks restarted from the first call's, and the resumed run's
+    # losses differed from the uninterrupted run's from the first resumed step.  Reference: the uninterrupted run.
+    uninterrupted = _train(_noisy_model(0), O.Adam(0.05), range(6), traced)
+    model, opt = _noisy_model(0), O.Adam(0.05)
+    first = _train(model, opt, range(3), traced)
+    assert int(model[1].seed_state.numpy()) == 3 and "seed_state" not in model.trainable_variables.get("1", {})
+    fresh, fresh_opt = _noisy_model(7), O.Adam()
+    if how == "file":
+        tl.save_variables(tmp_path / "run.safetensors", {"model": model, "opt": opt})
+        tl.load_variables(tmp_path / "run.safetensors", {"model": fresh, "opt": fresh_opt})
+    else:
+        fresh.load_state_dict(model.state_dict())
+        fresh_opt.load_state_dict(opt.state_dict())
+    assert first + _train(fresh, fresh_opt, range(3, 6), traced) == uninterrupted
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_a_recurrent_layers_dropout_stream_is_saved_only_where_it_drops(kind, tmp_path):
+    make = getattr(tl.nn, kind)
+    x = tl.tensor(np.random.default_rng(0).normal(size=(2, 3, 2)))
+    layer = make(2, 4, seed=1, dropout=0.5, recurrent_dropout=0.3, dtype=tl.float64)
+    layer(x)
+    tl.save_variables(tmp_path / "rnn.safetensors", layer)
+    want = layer(x).numpy()
+    fresh = make(2, 4, seed=1, dropout=0.5, recurrent_dropout=0.3, dtype=tl.float64)
+    fresh.kernel.assign(np.zeros(fresh.kernel.shape))
+    tl.load_variables(tmp_path / "rnn.safetensors", fresh)
+    np.testing.assert_array_equal(fresh(x).numpy(), want)
+    assert "seed_state" not in make(2, 4, seed=1).variables  # no dropout: no stream to save
+    assert "seed_state" not in tl.nn.Dropout(0.5).variables  # unseeded: the global stream, tl.random.seed's
+
+
+def test_a_file_without_the_stream_position_still_loads(tmp_path):
+    # Files written before seed_state was saved load strictly; the stream keeps its position.
+    model = _noisy_model(0)
+    state = {k: v for k, v in model.state_dict().items() if not k.endswith("seed_state")}
+    assert model.load_state_dict(state) == ([], [])
