@@ -62,3 +62,36 @@ def test_mvn_cdf_of_a_full_cov_with_a_zero_variance_is_a_step_in_that_component(
     np.testing.assert_allclose(
         MVN.cdf(x, tl.zeros(2, "float64"), tl.tensor(np.array([1.0, 0.0]))).numpy(), want, rtol=1e-14
     )
+
+
+# ---------------------------------------------------------------- training= given by position
+class _Block(tl.Module):
+    """A user's layer whose forward takes ``training`` by position, and does not pass it on (Keras' idiom)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropout = tl.nn.Dropout(0.5)
+
+    def forward(self, x, training=None, scale=1.0):
+        return self.dropout(x) * scale
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_training_flag_given_by_position_reaches_the_layers_inside(traced):
+    # block(x, False) set no call context: the Dropout inside followed its own train() mode and dropped, where
+    # block(x, training=False) gives the identity.  tf.keras (2.x) reads training bound by position as by keyword
+    # (Keras 3 refuses a positional training); a silent dropout at inference is neither.  Reference: dropout at
+    # inference is the identity, in training it zeroes elements and scales the rest by 1 / (1 - rate).
+    block = _Block()
+    x = np.ones((64, 8))
+    call = tl.function(lambda x, mode: block(x, mode, 3.0)) if traced else (lambda x, mode: block(x, mode, 3.0))
+    np.testing.assert_array_equal(call(x, False).numpy(), 3.0 * x)
+    block.eval()
+    dropped = call(x, True).numpy()
+    assert set(np.unique(dropped)) == {0.0, 6.0}
+    np.testing.assert_array_equal(call(x, None).numpy(), 3.0 * x)  # None: the module's own eval() mode
+
+
+def test_a_positional_training_that_is_no_flag_is_refused_naming_the_module():
+    with pytest.raises(TypeError, match=r"_Block: training must be True, False or None, got 'yes'"):
+        _Block()(np.ones(3), "yes")
