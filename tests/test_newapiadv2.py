@@ -95,3 +95,56 @@ def test_a_training_flag_given_by_position_reaches_the_layers_inside(traced):
 def test_a_positional_training_that_is_no_flag_is_refused_naming_the_module():
     with pytest.raises(TypeError, match=r"_Block: training must be True, False or None, got 'yes'"):
         _Block()(np.ones(3), "yes")
+
+
+# ---------------------------------------------------------------- tl.random.normal_like
+@pytest.mark.parametrize(
+    "mean, stddev, match",
+    [(0.0, -1.0, "stddev must be non-negative"), (0.0, np.nan, "stddev must be"), (np.inf, 1.0, "mean must be")],
+)
+def test_normal_like_checks_its_parameters_as_normal_does(mean, stddev, match):
+    # normal_like(x, 0, -1) drew (flipped samples) and a NaN stddev gave NaN samples, where tl.random.normal and
+    # NumPy's normal refuse a negative or non-finite scale.
+    with pytest.raises(ValueError, match=r"tl.random.normal_like: " + match):
+        tl.random.normal_like(tl.zeros((3,)), mean, stddev)
+    with pytest.raises(ValueError, match=match.split(" must")[0] + " must be"):
+        tl.random.normal((3,), mean, stddev)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_normal_like_keeps_the_dtype_of_x_and_draws_mean_and_stddev(dtype):
+    # A NumPy float64 mean made float64 samples of a float32 x (x * float64 promotes); the samples take x's dtype.
+    x = tl.zeros((20000,), dtype=dtype)
+    tl.random.seed(5)
+    samples = tl.random.normal_like(x, np.float64(2.0), np.float64(3.0))
+    assert samples.dtype == dtype
+    values = samples.numpy().astype(np.float64)
+    # the sample mean and deviation of 20000 normal draws: within 5 standard errors
+    assert abs(values.mean() - 2.0) < 5 * 3.0 / np.sqrt(values.size)
+    assert abs(values.std() - 3.0) < 5 * 3.0 / np.sqrt(2 * values.size) + (0.01 if dtype == "float16" else 0)
+
+
+def test_normal_like_refuses_a_non_float_x_naming_itself():
+    with pytest.raises(TypeError, match=r"tl.random.normal_like: x must be a float tensor .* \(4,\) int32"):
+        tl.random.normal_like(tl.zeros((4,), dtype="int32"), 0.0, 1.0)
+
+
+def test_normal_like_with_a_key_and_no_salt_is_a_function_of_the_key():
+    # key= without salt= raised "int() argument must be ... not 'NoneType'" from inside the kernel.
+    x, key = tl.zeros((5,), dtype="float64"), tl.tensor(7, dtype="int64")
+    first = tl.random.normal_like(x, 0.0, 1.0, key=key).numpy()
+    np.testing.assert_array_equal(tl.random.normal_like(x, 0.0, 1.0, key=key).numpy(), first)
+    np.testing.assert_array_equal(tl.random.normal_like(x, 0.0, 1.0, key=key, salt=0).numpy(), first)
+    assert not np.array_equal(tl.random.normal_like(x, 0.0, 1.0, key=tl.tensor(8, dtype="int64")).numpy(), first)
+    traced = tl.function(lambda x, k: tl.random.normal_like(x, 0.0, 1.0, key=k))
+    np.testing.assert_array_equal(traced(np.zeros(5), np.int64(7)).numpy(), first)
+
+
+def test_a_python_float_parameter_beside_a_tensor_one_keeps_float64_precision():
+    # tl.random.normal(shape, mean_tensor, 0.3, dtype=float64) scaled by float32(0.3) = 0.30000001192...: a Python
+    # number went through a float32 tensor before its cast to the samples' dtype.  Reference: the same seed's
+    # standard draws times 0.3 in float64.
+    mean = tl.tensor(np.zeros(1000))
+    scaled = tl.random.normal((1000,), mean, 0.3, dtype="float64", seed=3).numpy()
+    standard = tl.random.normal((1000,), mean, 1.0, dtype="float64", seed=3).numpy()
+    np.testing.assert_allclose(scaled, 0.3 * standard, rtol=1e-15)
