@@ -148,3 +148,40 @@ def test_a_python_float_parameter_beside_a_tensor_one_keeps_float64_precision():
     scaled = tl.random.normal((1000,), mean, 0.3, dtype="float64", seed=3).numpy()
     standard = tl.random.normal((1000,), mean, 1.0, dtype="float64", seed=3).numpy()
     np.testing.assert_allclose(scaled, 0.3 * standard, rtol=1e-15)
+
+
+# ---------------------------------------------------------------- np.vectorize on tensors
+@pytest.mark.parametrize("otypes", [[int], "d", [np.float32], [bool]])
+def test_vectorize_of_a_tensor_casts_to_otypes_as_numpy(otypes):
+    # otypes were ignored on tensors: np.vectorize(f, otypes=[int]) gave 2.6 where NumPy gives 2.
+    values = np.array([1.0, -2.0, 0.0, 3.5])
+    vectorized = np.vectorize(lambda a: a * 2.6 - 0.3, otypes=otypes)
+    want = vectorized(values)
+    got = vectorized(tl.tensor(values)).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_vectorize_with_otypes_for_two_outputs_and_a_wrong_count():
+    vectorized = np.vectorize(lambda a: (a * 1.5, a > 0), otypes=[np.int32, np.float64])
+    values = np.array([-1.0, 2.0, 3.0])
+    for got, want in zip(vectorized(tl.tensor(values)), vectorized(values)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(ValueError, match=r"np.vectorize: otypes .* names 1 outputs, the function returned 2"):
+        np.vectorize(lambda a: (a, a), otypes=[np.int64])(tl.tensor(values))
+
+
+def test_vectorize_traced_with_sizes_known_only_at_run_time():
+    # Under tl.function with TensorSpec((None, ...)) np.vectorize(f)(x) raised "'NoneType' object cannot be
+    # interpreted as an integer" (the loop's size was multiplied out while tracing).  Reference: NumPy's vectorize.
+    x = np.random.default_rng(4).normal(size=(3, 5, 2))
+    elementwise = tl.function(lambda t: np.vectorize(lambda a: tl.sin(a) * a)(t))
+    graph = elementwise.get_graph(tl.TensorSpec((None, None, 2), "float64"))
+    np.testing.assert_allclose(graph(x).numpy(), np.vectorize(lambda a: np.sin(a) * a)(x), rtol=1e-14)
+    rows = tl.function(lambda t: np.vectorize(lambda r: tl.sum(r * r), signature="(n)->()")(t))
+    graph = rows.get_graph(tl.TensorSpec((None, 5, 2), "float64"))
+    np.testing.assert_allclose(graph(x).numpy(), (x * x).sum(-1), rtol=1e-14)
+    two = tl.function(lambda s, t: np.vectorize(lambda a, b: a * b)(s, t))
+    with pytest.raises(ValueError, match=r"np.vectorize: traced with sizes known only at run time"):
+        two.get_graph(tl.TensorSpec((None, 2), "float64"), tl.TensorSpec((None,), "float64"))
