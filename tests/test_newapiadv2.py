@@ -185,3 +185,15 @@ def test_vectorize_traced_with_sizes_known_only_at_run_time():
     two = tl.function(lambda s, t: np.vectorize(lambda a, b: a * b)(s, t))
     with pytest.raises(ValueError, match=r"np.vectorize: traced with sizes known only at run time"):
         two.get_graph(tl.TensorSpec((None, 2), "float64"), tl.TensorSpec((None,), "float64"))
+
+
+# ---------------------------------------------------------------- atomic writes to a path naming a folder
+def test_a_save_to_a_path_ending_in_a_separator_is_refused_as_open_refuses_it(tmp_path):
+    # save_variables("dir/ck/") wrote a file named "ck" (os.path.realpath drops the separator), where open() raises
+    # IsADirectoryError for a path that ends in one; nothing may be written.
+    target = str(tmp_path / "ck") + "/"
+    with pytest.raises(IsADirectoryError):
+        open(target, "w")
+    with pytest.raises(IsADirectoryError, match=r"save_variables: .*ck/' ends with a separator"):
+        tl.save_variables(target, {"w": tl.Variable(np.ones(2))})
+    assert list(tmp_path.iterdir()) == []
