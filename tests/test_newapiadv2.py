@@ -197,3 +197,46 @@ def test_a_save_to_a_path_ending_in_a_separator_is_refused_as_open_refuses_it(tm
     with pytest.raises(IsADirectoryError, match=r"save_variables: .*ck/' ends with a separator"):
         tl.save_variables(target, {"w": tl.Variable(np.ones(2))})
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- ldl of complex matrices
+def _complex_differences(f, a, eps=1e-6):
+    """d f / d Re a + i d f / d Im a by float64 central differences (f real)."""
+    grad = np.zeros(a.shape, complex)
+    for index in np.ndindex(a.shape):
+        step = np.zeros(a.shape)
+        step[index] = eps
+        grad[index] = (f(a + step) - f(a - step)) / (2 * eps) + 1j * (f(a + 1j * step) - f(a - 1j * step)) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("hermitian", [True, False])
+@pytest.mark.parametrize("lower", [True, False])
+def test_ldl_of_complex_matrices_matches_scipy_with_gradients(hermitian, lower):
+    # tl.linalg.ldl refused complex matrices ('a documented limit') where scipy.linalg.ldl factors Hermitian
+    # (hermitian=True) and complex symmetric ones.  Reference: scipy.linalg.ldl's factors, and float64 central
+    # differences of a real function of them (for the pivots found) in the real and imaginary parts of the
+    # triangle read; tensorlib's complex gradient is JAX's, the conjugate of d/dRe + i d/dIm.
+    sl = pytest.importorskip("scipy.linalg")
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(4, 4)) + 1j * rng.normal(size=(4, 4))
+    a[1, 1], a[2, 2] = 0.01, 0.02 + 0.01j  # small pivots: 2 x 2 blocks
+    w, v = rng.normal(size=(2, 4, 4)) + 1j * rng.normal(size=(2, 4, 4))
+    lu, d, perm = sl.ldl(a, lower=lower, hermitian=hermitian)
+    got = tl.linalg.ldl(tl.tensor(a), lower=lower, hermitian=hermitian)
+    np.testing.assert_allclose(got[0].numpy(), lu, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1].numpy(), d, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got[2].numpy(), perm)
+    assert (np.abs(np.diag(d, -1)) > 0).any()  # a 2 x 2 block is exercised
+
+    def loss(z):
+        factor, block, p = sl.ldl(z, lower=lower, hermitian=hermitian)
+        assert np.array_equal(p, perm)
+        return np.sum(np.real(w * factor)) + np.sum(np.imag(v * block))
+
+    def tl_loss(z):
+        factor, block, _ = tl.linalg.ldl(z, lower=lower, hermitian=hermitian)
+        return tl.sum(tl.real(tl.tensor(w) * factor)) + tl.sum(tl.imag(tl.tensor(v) * block))
+
+    want = np.conj(_complex_differences(loss, a))
+    np.testing.assert_allclose(tl.grad(tl_loss)(tl.tensor(a)).numpy(), want, atol=1e-6)
