@@ -240,3 +240,28 @@ def test_ldl_of_complex_matrices_matches_scipy_with_gradients(hermitian, lower):
 
     want = np.conj(_complex_differences(loss, a))
     np.testing.assert_allclose(tl.grad(tl_loss)(tl.tensor(a)).numpy(), want, atol=1e-6)
+
+
+# ---------------------------------------------------------------- Variable.assign against assign_add
+def test_an_assign_from_another_thread_is_not_lost_inside_an_assign_add(monkeypatch):
+    # assign_add read, added and wrote under a lock that assign did not take: another thread's assign could land
+    # between the read and the write and be overwritten (v ended at 0 + 1 after assign(100)).  TF's assign and
+    # assign_add are each atomic on the variable: the result is 100 (assign after) or 101 (before), never 1.
+    import threading
+
+    from tensorlib import dispatch
+
+    v, done, others = tl.Variable(np.zeros(2)), threading.Event(), []
+    write = dispatch.assign_variable
+
+    def interleaved(var, value, how):
+        if how == "assign_add" and not others:  # assign_add has read and added: another thread assigns now
+            others.append(threading.Thread(target=lambda: (v.assign(np.full(2, 100.0)), done.set())))
+            others[0].start()
+            done.wait(0.5)
+        return write(var, value, how)
+
+    monkeypatch.setattr(dispatch, "assign_variable", interleaved)
+    v.assign_add(np.ones(2))
+    others[0].join()
+    assert v.numpy().tolist() in ([100.0, 100.0], [101.0, 101.0])
