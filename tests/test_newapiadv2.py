@@ -265,3 +265,32 @@ def test_an_assign_from_another_thread_is_not_lost_inside_an_assign_add(monkeypa
     v.assign_add(np.ones(2))
     others[0].join()
     assert v.numpy().tolist() in ([100.0, 100.0], [101.0, 101.0])
+
+
+# ---------------------------------------------------------------- tl.pad's reflect_type='odd'
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+@pytest.mark.parametrize("shape, width", [((5,), (2, 3)), ((3,), (7, 9)), ((2,), (5, 4)), ((1,), (2, 2)), ((3, 4), 6)])
+def test_pad_with_reflect_type_odd_matches_numpy_with_gradients(mode, shape, width):
+    # tl.pad(x, w, mode='reflect', reflect_type='odd') was refused ('not supported on tensorlib Tensors') where
+    # numpy.pad (and jax.numpy.pad) reflect about the edge value: 2 * edge - reflected, repeated while the widths
+    # exceed the axis.  Reference: numpy.pad, and float64 central differences of it.
+    x = np.random.default_rng(8).normal(size=shape)
+    want = np.pad(x, width, mode=mode, reflect_type="odd")
+    got = tl.pad(tl.tensor(x), width, mode=mode, reflect_type="odd")
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-13, atol=1e-13)
+    w = np.random.default_rng(9).normal(size=want.shape)
+    grad = tl.grad(lambda t: tl.sum(tl.pad(t, width, mode=mode, reflect_type="odd") * w))(tl.tensor(x)).numpy()
+    differences = central_differences(lambda t: np.sum(np.pad(t, width, mode=mode, reflect_type="odd") * w), x)
+    np.testing.assert_allclose(grad, differences, atol=1e-7)
+
+
+def test_pad_with_reflect_type_odd_keeps_integers_and_refuses_an_empty_axis_as_numpy():
+    x = np.array([[1, 5, 2], [7, 3, 9]])
+    np.testing.assert_array_equal(
+        tl.pad(tl.tensor(x), ((1, 2), (4, 3)), mode="reflect", reflect_type="odd").numpy(),
+        np.pad(x, ((1, 2), (4, 3)), mode="reflect", reflect_type="odd"),
+    )
+    with pytest.raises(ValueError):
+        np.pad(np.zeros((0, 2)), 1, mode="reflect", reflect_type="odd")
+    with pytest.raises(ValueError):
+        tl.pad(tl.zeros((0, 2)), 1, mode="reflect", reflect_type="odd")
