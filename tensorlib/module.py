@@ -223,8 +223,8 @@ class Module:
         >>> opt, w = tl.optimizers.SGD(0.1, momentum=0.9), tl.Variable([1.0, 2.0])
         >>> opt.apply([tl.tensor([1.0, -1.0])], [w])
         >>> sorted(opt.state_dict())  # doctest: +NORMALIZE_WHITESPACE
-        ['hyperparameters.dampening', 'hyperparameters.momentum', 'hyperparameters.weight_decay', 'iterations',
-         'learning_rate', 'slots.0.momentum']
+        ['hyperparameters.dampening', 'hyperparameters.maximize', 'hyperparameters.momentum',
+         'hyperparameters.nesterov', 'hyperparameters.weight_decay', 'iterations', 'learning_rate', 'slots.0.momentum']
         """
         from .checkpoint import state_dict
 

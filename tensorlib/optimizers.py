@@ -701,10 +701,15 @@ class _Hyperparameter:
     float64 Variable as a constant learning rate is: a traced step reads it at every call, so a value set
     between steps is the one the next step uses, without tracing again (a ``torch.optim`` param group's
     values are read at every step).  Only what picks the update's ops (a number's sign, see
-    ``Optimizer._rule_switches``) is baked into a traced step's graph.  Reading it gives the float."""
+    ``Optimizer._rule_switches``) is baked into a traced step's graph.  Reading it gives the float.
 
-    def __init__(self, name: str):
-        self.name = name
+    A flag (``amsgrad``, ``nesterov``, ``centered``, ``decoupled_weight_decay``, ``maximize``) is held the same way
+    in a 0-d bool Variable, so that a checkpoint restores it as ``torch.optim``'s ``load_state_dict`` restores its
+    param groups' flags; it picks the update's ops, so setting it retraces a traced step.  Reading it gives the
+    bool."""
+
+    def __init__(self, name: str, flag: bool = False):
+        self.name, self.flag = name, flag
 
     def __get__(self, opt, owner=None):
         if opt is None:
@@ -715,13 +720,24 @@ class _Hyperparameter:
             raise AttributeError(f"{type(opt).__name__} has no attribute {self.name!r}") from None
 
     def __set__(self, opt, value) -> None:
-        number = _number(value, type(opt).__name__, self.name)
+        number = (
+            _flag(value, type(opt).__name__, self.name) if self.flag else _number(value, type(opt).__name__, self.name)
+        )
         opt.__dict__.setdefault("_hyper_values", {})[self.name] = number
         held = opt.__dict__.setdefault("_hypers", {})
+        stored = np.bool_(number) if self.flag else np.float64(number)
         if self.name in held:
-            held[self.name].assign(np.float64(number))
+            held[self.name].assign(stored)
         else:
-            held[self.name] = Variable(np.float64(number), name=self.name, trainable=False)
+            held[self.name] = Variable(stored, name=self.name, trainable=False)
+
+
+def _flag(value, who: str, what: str) -> bool:
+    """A flag of an update rule (``amsgrad``, ``nesterov``, ``centered``, ``maximize``, ...): a bool, or 0 or 1
+    (a string such as ``"False"`` was truthy and turned the flag on)."""
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"{who}: {what} must be a bool, got {type(value).__name__} {value!r}")
 
 
 class _Hypers:
@@ -783,7 +799,9 @@ class Optimizer:
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).  Every optimizer
     takes Keras' clipping arguments, one of them at most: ``clipnorm`` clips each gradient's norm,
     ``global_clipnorm`` all of them together, ``clipvalue`` each value (a complex one's real and imaginary parts) into ``[-clipvalue, clipvalue]``.
-    ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.  Complex
+    ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.
+    ``maximize=True`` (every optimizer's, as in ``torch.optim``) ascends: it steps as for the negated gradient,
+    weight decay included.  Complex
     Variables are trained as PyTorch trains them: the update runs on their (real, imaginary) pairs, with the
     steepest-ascent direction ``conj(grad)`` (docs/complex.md), and their slots hold the pairs.
 
@@ -808,12 +826,17 @@ class Optimizer:
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
     _scalar_names: tuple = ()  # per-variable 0-d float64 state (NAdam's product of momentum coefficients)
     _hyperparameters: tuple = ()  # numbers of the update rule held in Variables (see _Hyperparameter)
+    _flag_names: tuple = ()  # flags that pick the rule's ops (amsgrad, nesterov, ...), held as bool Variables
+    maximize = _Hyperparameter("maximize", flag=True)  # every optimizer's (torch.optim's maximize)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         for name in cls._hyperparameters:
             if not isinstance(getattr(cls, name, None), _Hyperparameter):
                 setattr(cls, name, _Hyperparameter(name))
+        for name in cls._flag_names:
+            if not isinstance(getattr(cls, name, None), _Hyperparameter):
+                setattr(cls, name, _Hyperparameter(name, flag=True))
 
     def __init__(
         self,
@@ -821,6 +844,7 @@ class Optimizer:
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
         who = type(self).__name__
         global_clipnorm, clipnorm, clipvalue = (
@@ -836,6 +860,7 @@ class Optimizer:
         self._lr = self._own_lr = None  # the Variable read as the constant learning rate: ours or the user's
         self.learning_rate = learning_rate
         self.global_clipnorm, self.clipnorm, self.clipvalue = global_clipnorm, clipnorm, clipvalue
+        self.maximize = maximize
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
@@ -941,23 +966,25 @@ class Optimizer:
         """The slots of ``var``, created at its first update and keyed by its path in that structure.
 
         Slots hold the dtype the update is computed in (float32 for a float16 variable).  A slot
-        restored from a checkpoint before the variable was first seen starts from the file's value.
+        restored from a checkpoint before the variable was first seen (or, for one seen, a slot its flags did
+        not call for until the checkpoint's flags were loaded) starts from the file's value.
         """
-        entry, restored = self._slots.get(var._id), {}
+        entry = self._slots.get(var._id)
+        key = self._new_key(key, var) if entry is None else entry[0]
+        restored = self._restored.get(key, {}) if self._restored else {}
+        for name, value in restored.items():
+            want = {
+                "counter": ((), np.dtype(np.int64)),
+                "scalar": ((), np.dtype(np.float64)),
+            }.get(self._slot_kinds().get(name)) or _slot_layout(var)
+            if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
+                raise ValueError(
+                    f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
+                    f"{value.dtype}, but variable {var.name!r} ({var.shape} {var.dtype}) needs {want[0]} {want[1]}"
+                )
+        if restored:
+            del self._restored[key]
         if entry is None:
-            key = self._new_key(key, var)
-            restored = self._restored.get(key, {})
-            for name, value in restored.items():
-                want = {
-                    "counter": ((), np.dtype(np.int64)),
-                    "scalar": ((), np.dtype(np.float64)),
-                }.get(self._slot_kinds().get(name)) or _slot_layout(var)
-                if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
-                    raise ValueError(
-                        f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
-                        f"{value.dtype}, but variable {var.name!r} ({var.shape} {var.dtype}) needs {want[0]} {want[1]}"
-                    )
-            self._restored.pop(key, None)
             entry = self._slots[var._id] = (key, var, {})
         key, _, slots = entry
         # Every slot the optimizer's arguments call for now: one set after the first step (SGD's momentum
@@ -1079,6 +1106,18 @@ class Optimizer:
         """The value a new slot starts from (0; Adagrad's accumulator starts elsewhere)."""
         return 0.0
 
+    def _slot_kinds_from(self, settings: dict) -> dict:
+        """:meth:`_slot_kinds` under the hyperparameters and flags of ``settings`` (``{name: 0-d array}``, a
+        checkpoint's, before they are assigned): which slots a file written with other flags holds (SGD's
+        momentum buffer for an ``SGD()`` loading a momentum run, Adam's ``v_max`` for ``amsgrad``)."""
+        values = self.__dict__.get("_hyper_values", {})
+        given = {n: np.asarray(a).item() for n, a in settings.items() if n in values and np.ndim(a) == 0}
+        self.__dict__["_hyper_values"] = {**values, **given}
+        try:
+            return self._slot_kinds()
+        finally:
+            self.__dict__["_hyper_values"] = values
+
     def _slot_kinds(self) -> dict:
         """``{slot name: "slot"}`` for a variable-shaped float slot, ``"counter"`` for a 0-d int64 step counter,
         ``"scalar"`` for a 0-d float64 state."""
@@ -1124,6 +1163,8 @@ class Optimizer:
             self._step(pairs, slots)
 
     def _step(self, pairs: list, slots: list) -> None:
+        if self.maximize:  # ascent: the negated gradient, before weight decay joins it (torch.optim's maximize)
+            pairs = [(key, -g, v) for key, g, v in pairs]
         if self.global_clipnorm is not None or self.clipnorm is not None or self.clipvalue is not None:
             pairs = [(key, g, v) for (key, _, v), g in zip(pairs, self._clipped([g for _, g, _ in pairs]))]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
@@ -1198,12 +1239,14 @@ class Optimizer:
         changed during training is restored, as by ``torch.optim``'s ``load_state_dict`` and Keras'
         optimizer variables); not for a schedule (a function of ``iterations``) or a rate Variable
         given by the caller, which is the caller's to save.  ``hyperparameters`` holds the numbers of the rule
-        (``beta_1``, ``epsilon``, ``momentum``, ``weight_decay``, ...), restored as ``torch.optim``'s
+        (``beta_1``, ``epsilon``, ``momentum``, ``weight_decay``, ...) and its flags (``amsgrad``, ``nesterov``,
+        ``centered``, ``maximize``, ...), restored with the slots they call for, as ``torch.optim``'s
         ``load_state_dict`` restores its param groups' (a file without them, written before they were saved,
         loads and keeps the optimizer's own).
         """
-        slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
-        slots.update({key: dict(named) for key, _, named in self._slots.values()})
+        slots = {key: dict(named) for key, named in self._restored.items()}  # restored, not used yet
+        for key, _, named in self._slots.values():
+            slots[key] = {**slots.get(key, {}), **named}
         state = {"iterations": self.iterations}
         if self._schedule is None and self._lr is self._own_lr:
             state["learning_rate"] = self._lr
@@ -1216,7 +1259,7 @@ class Optimizer:
         """After a checkpoint assigned the hyperparameters' Variables: the floats an eager step and the rule's
         branches read take their values (set as ``opt.beta_1 = value`` sets both)."""
         for name, held in self.__dict__.get("_hypers", {}).items():
-            setattr(self, name, float(held.numpy()))
+            setattr(self, name, held.numpy().item())
 
 
 def _check_betas(who: str, **betas) -> None:
@@ -1272,6 +1315,7 @@ class SGD(Optimizer):
     """
 
     _hyperparameters = ("momentum", "weight_decay", "dampening")
+    _flag_names = ("nesterov",)
 
     def __init__(
         self,
@@ -1283,15 +1327,16 @@ class SGD(Optimizer):
         dampening: float = 0.0,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         self._check_non_negative(momentum=momentum, weight_decay=weight_decay, dampening=dampening)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError(
                 f"SGD: nesterov=True needs a positive momentum and zero dampening, got momentum={momentum}, "
                 f"dampening={dampening}"
             )
-        self.momentum, self.nesterov, self.weight_decay = float(momentum), bool(nesterov), float(weight_decay)
+        self.momentum, self.nesterov, self.weight_decay = float(momentum), nesterov, float(weight_decay)
         self.dampening = float(dampening)
 
     # The slots follow the arguments as they are now (momentum may be set after the first step, as in a
@@ -1348,6 +1393,7 @@ class Adam(Optimizer):
     # variable that got no gradient on some steps is corrected by the steps it actually took.
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
+    _flag_names = ("amsgrad",)
 
     def __init__(
         self,
@@ -1360,13 +1406,14 @@ class Adam(Optimizer):
         amsgrad: bool = False,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         _check_betas(type(self).__name__, beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
-        self.amsgrad = bool(amsgrad)
+        self.amsgrad = amsgrad
 
     @property
     def _slot_names(self) -> tuple:
@@ -1411,9 +1458,19 @@ class AdamW(Adam):
         amsgrad: bool = False,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
         super().__init__(
-            learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm, amsgrad, clipnorm, clipvalue
+            learning_rate,
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay,
+            global_clipnorm,
+            amsgrad,
+            clipnorm,
+            clipvalue,
+            maximize,
         )
 
     def _decay(self, var, grad, lr, hp) -> tuple:
@@ -1434,6 +1491,7 @@ class RMSprop(Optimizer):
     """
 
     _hyperparameters = ("rho", "epsilon", "momentum", "weight_decay")
+    _flag_names = ("centered",)
 
     def __init__(
         self,
@@ -1446,8 +1504,9 @@ class RMSprop(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         if not 0.0 <= _number(rho, "RMSprop", "rho") < 1.0:
             raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho}")
         self._check_non_negative(epsilon=epsilon, momentum=momentum, weight_decay=weight_decay)
@@ -1492,7 +1551,7 @@ class Adagrad(Optimizer):
 
     _slot_names = ("accumulator",)
     _counter_names = ("step",)
-    _hyperparameters = ("lr_decay", "weight_decay", "epsilon")
+    _hyperparameters = ("lr_decay", "weight_decay", "epsilon", "initial_accumulator_value")
 
     def __init__(
         self,
@@ -1504,8 +1563,9 @@ class Adagrad(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         self._check_non_negative(
             lr_decay=lr_decay,
             weight_decay=weight_decay,
@@ -1557,8 +1617,9 @@ class Adamax(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         _check_betas("Adamax", beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
@@ -1597,6 +1658,7 @@ class NAdam(Optimizer):
     _counter_names = ("step",)
     _scalar_names = ("mu_product",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay", "momentum_decay")
+    _flag_names = ("decoupled_weight_decay",)
 
     def __init__(
         self,
@@ -1610,13 +1672,14 @@ class NAdam(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         _check_betas("NAdam", beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay, momentum_decay=momentum_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay, self.momentum_decay = float(weight_decay), float(momentum_decay)
-        self.decoupled_weight_decay = bool(decoupled_weight_decay)
+        self.decoupled_weight_decay = decoupled_weight_decay
 
     def _slot_start(self, name: str) -> float:
         return 1.0 if name == "mu_product" else 0.0
@@ -1656,6 +1719,7 @@ class RAdam(Optimizer):
     _slot_names = ("m", "v")
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
+    _flag_names = ("decoupled_weight_decay",)
 
     def __init__(
         self,
@@ -1668,12 +1732,13 @@ class RAdam(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         _check_betas("RAdam", beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
-        self.weight_decay, self.decoupled_weight_decay = float(weight_decay), bool(decoupled_weight_decay)
+        self.weight_decay, self.decoupled_weight_decay = float(weight_decay), decoupled_weight_decay
 
     def _rule_switches(self) -> tuple:
         # rho_t < rho_inf = 2 / (1 - b2) - 1: with rho_inf <= 5 (beta_2 <= 2/3) never rectified, and the
@@ -1725,8 +1790,9 @@ class Adadelta(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         if not 0.0 <= _number(rho, "Adadelta", "rho") <= 1.0:
             raise ValueError(f"Adadelta: rho must be in [0, 1], got {rho}")
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
@@ -1767,8 +1833,9 @@ class Lion(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
             if not 0.0 <= _number(beta, "Lion", name) <= 1.0:
                 raise ValueError(f"Lion: {name} must be in [0, 1], got {beta}")
