@@ -169,3 +169,81 @@ def test_new_losses_match_pytorch():
     ]  # fmt: skip
     for ours, theirs in pairs:
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-13)
+
+
+# ------------------------------------------------------------------ max pooling with explicit padding
+def _max_pool_ref(x, ksize, strides, pads):
+    """Channels-last max pooling by loops over the windows of x padded with -inf."""
+    padded = np.pad(x, [(0, 0), *pads, (0, 0)], constant_values=-np.inf)
+    spatial = padded.shape[1:-1]
+    out = [(n - k) // s + 1 for n, k, s in zip(spatial, ksize, strides)]
+    y = np.empty((x.shape[0], *out, x.shape[-1]))
+    for index in np.ndindex(*out):
+        window = tuple(slice(i * s, i * s + k) for i, k, s in zip(index, ksize, strides))
+        y[(slice(None), *index)] = padded[(slice(None), *window)].max(axis=tuple(range(1, len(out) + 1)))
+    return y
+
+
+_MAX_POOLS = {
+    1: lambda x, k, s, p, fmt="NWC": tl.nn.max_pool1d(x, k[0], s[0], p[0], data_format=fmt),
+    2: lambda x, k, s, p, fmt="NHWC": tl.nn.max_pool(x, k, s, p, data_format=fmt),
+    3: lambda x, k, s, p, fmt="NDHWC": tl.nn.max_pool3d(x, k, s, p, data_format=fmt),
+}
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_max_pool_takes_explicit_padding(rank):
+    rng = np.random.default_rng(rank)
+    for _ in range(4):
+        spatial = tuple(int(v) for v in rng.integers(2, 7, rank))
+        ksize = tuple(int(v) for v in rng.integers(2, 4, rank))
+        strides = tuple(int(v) for v in rng.integers(1, 3, rank))
+        pads = tuple(tuple(int(v) for v in rng.integers(0, k, 2)) for k in ksize)  # asymmetric, each < k
+        x = rng.permutation(np.arange(2.0 * np.prod(spatial) * 2)).reshape(2, *spatial, 2)  # no ties
+        pool = _MAX_POOLS[rank]
+        ref = _max_pool_ref(x, ksize, strides, pads)
+        np.testing.assert_array_equal(pool(x, ksize, strides, pads).numpy(), ref)
+        traced = tl.function(lambda a: pool(a, ksize, strides, pads))
+        np.testing.assert_array_equal(traced(x).numpy(), ref)
+        tl.testing.check_grads(lambda a: pool(a, ksize, strides, pads), (x,), order=2, modes=("rev",))
+        first = np.moveaxis(x, -1, 1)  # channels-first gives the same windows
+        fmt = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[rank]
+        np.testing.assert_array_equal(np.moveaxis(pool(first, ksize, strides, pads, fmt).numpy(), 1, -1), ref)
+
+
+def test_max_pool_explicit_padding_in_tensorflows_four_pair_forms_and_the_layer():
+    x = np.random.default_rng(7).normal(size=(2, 5, 6, 3))
+    ref = _max_pool_ref(x, (3, 3), (2, 2), ((1, 1), (1, 0)))
+    nhwc = tl.nn.max_pool(x, 3, 2, [[0, 0], [1, 1], [1, 0], [0, 0]])
+    nchw = tl.nn.max_pool(x.transpose(0, 3, 1, 2), 3, 2, [[0, 0], [0, 0], [1, 1], [1, 0]], data_format="NCHW")
+    layer = tl.nn.MaxPool2D(3, 2, padding=((1, 1), (1, 0)))
+    for got in (nhwc.numpy(), nchw.numpy().transpose(0, 2, 3, 1), layer(x).numpy()):
+        np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda x: tl.nn.max_pool(x, 2, 1, ((2, 0), (0, 0))), r"MaxPool: each explicit padding must be smaller"),
+        (lambda x: tl.nn.max_pool3d(x[..., None], 2, 1, ((0, 2), (0, 0), (0, 0))), r"max_pool3d: each explicit"),
+        (lambda x: tl.nn.avg_pool(x, 2, 1, ((1, 1), (1, 1))), r"AvgPool: padding must be 'VALID' or 'SAME'"),
+        (lambda x: tl.nn.max_pool(x, 2, 1, ((1, -1), (0, 0))), r"MaxPool: padding must be"),
+    ],
+)
+def test_max_pool_explicit_padding_errors(call, match):
+    x = np.ones((1, 4, 4, 1))
+    with pytest.raises(ValueError, match=match):
+        call(x)
+
+
+def test_max_pool_explicit_padding_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    x = np.random.default_rng(8).normal(size=(2, 3, 7, 6, 5))
+    for rank, function in ((1, F.max_pool1d), (2, F.max_pool2d), (3, F.max_pool3d)):
+        first = x[(slice(None), slice(None), *[0] * (3 - rank))]
+        ksize, strides, pad = (3,) * rank, (2,) * rank, (1,) * rank
+        theirs = function(torch.tensor(first), ksize, strides, pad).numpy()
+        fmt = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[rank]
+        ours = _MAX_POOLS[rank](first, ksize, strides, ((1, 1),) * rank, fmt)
+        np.testing.assert_array_equal(ours.numpy(), theirs)
