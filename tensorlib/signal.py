@@ -2,7 +2,8 @@
 ``stft``, ``inverse_stft``, ``inverse_stft_window_fn`` and the ``hann_window`` / ``hamming_window`` they use,
 with PyTorch's ``blackman_window``, ``bartlett_window`` and ``kaiser_window`` (NumPy's symmetric float64 forms
 ``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``), and SciPy's
-``fftconvolve``, ``oaconvolve`` and ``hilbert`` (``scipy.signal``'s arguments and dtypes).
+``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` (``scipy.signal``'s arguments and
+dtypes).
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
@@ -25,12 +26,15 @@ True
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from . import dtypes as _dt
 from .dispatch import as_tensor, as_tensors
+from .ops import array as _array
 from .ops import creation as _creation
+from .ops import elementwise as _elementwise
 from .ops import fft as _fft
 from .ops import math as _math
 from .ops import reduce as _reduce
@@ -51,7 +55,9 @@ __all__ = [
     "kaiser_window",
     "oaconvolve",
     "overlap_and_add",
+    "periodogram",
     "stft",
+    "welch",
 ]
 
 
@@ -553,3 +559,154 @@ def hilbert(x, N: int | None = None, axis: int = -1) -> Tensor:
         h[N // 2] = 1.0
     h = h.reshape((N,) + (1,) * (x.ndim - 1 - ax)).astype(_dt.real_dtype(spectrum.dtype))
     return _fft.ifft(spectrum * _creation.tensor(h, backend=x.backend), axis=ax)
+
+
+def _named_window(window, length: int, dtype, who: str) -> Tensor:
+    """``scipy.signal.get_window(window, length)`` (periodic) for the names tl.signal has windows for."""
+    if isinstance(window, tuple) and len(window) == 2 and window[0] == "kaiser":
+        return kaiser_window(length, periodic=True, beta=window[1], dtype=dtype)
+    named = {
+        "boxcar": None,
+        "hann": hann_window,
+        "hann_periodic": hann_window,
+        "hamming": hamming_window,
+        "blackman": blackman_window,
+        "bartlett": bartlett_window,
+    }
+    if not isinstance(window, str) or window not in named:
+        raise ValueError(
+            f"{who}: window must be one of {sorted(named)}, ('kaiser', beta) or the values, got {window!r}"
+        )
+    fn = named[window]
+    return _creation.ones((length,), dtype=dtype) if fn is None else fn(length, periodic=True, dtype=dtype)
+
+
+def _detrended(frames, detrend, who: str) -> Tensor:
+    """Each frame (the last axis) less its mean (``"constant"``) or its least-squares line (``"linear"``)."""
+    if detrend is False:
+        return frames
+    if callable(detrend):
+        return as_tensor(detrend(frames))
+    if detrend not in ("constant", "linear"):
+        raise ValueError(f"{who}: detrend must be 'constant', 'linear', False or a function, got {detrend!r}")
+    centred = frames - _reduce.mean(frames, axis=-1, keepdims=True)
+    length = frames.shape[-1]
+    if detrend == "constant" or length == 1:
+        return centred
+    t = np.arange(length) - (length - 1) / 2.0  # centred times: the slope is sum(t y) / sum(t t)
+    times = _creation.tensor(t.astype(frames.dtype), backend=frames.backend)
+    return centred - _reduce.sum(centred * times, axis=-1, keepdims=True) * (times / float(np.sum(t * t)))
+
+
+def _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average, who):
+    """``scipy.signal.welch``: the mean (or bias-corrected median) over frames of ``nperseg`` samples every
+    ``nperseg - noverlap``, detrended and windowed, of their spectra's squared magnitudes, scaled to a power
+    density (``1 / (fs sum(w**2))``) or spectrum (``1 / sum(w)**2``); the one-sided spectra's bins that stand
+    for two frequencies doubled."""
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
+    ax = _axis(axis, x, who, "x")
+    n = x.shape[ax]
+    if n is None:
+        raise ValueError(f"{who}: the length of axis {ax} must be known (x shape {tuple(x.shape)}, {x.dtype})")
+    if 0 in x.shape:  # SciPy's answer for an empty input
+        return _creation.zeros(x.shape, dtype=_dt.float64), _creation.zeros(x.shape, dtype=_dt.float64)
+    if x.dtype.kind == "c":
+        return_onesided = False
+    else:  # SciPy's dtypes: float16 computes as float32, integers and bools as float64
+        real = _dt.float64 if x.dtype.kind in "biu" else _dt.float32 if x.dtype == _dt.float16 else x.dtype
+        x = x if x.dtype == real else _math.cast(x, real)
+    real = _dt.real_dtype(x.dtype)
+    if isinstance(window, (str, tuple)):
+        nperseg = 256 if nperseg is None else _count(nperseg, "nperseg", who)
+        if n < nperseg:
+            warnings.warn(f"{who}: nperseg={nperseg} is greater than the signal length {n}, using nperseg={n}",
+                          UserWarning, stacklevel=3)  # fmt: skip
+            nperseg = n
+        win = _named_window(window, nperseg, real, who)
+    else:
+        win = as_tensor(window)
+        if win.ndim != 1 or win.shape[0] is None:
+            raise ValueError(f"{who}: window must be one-dimensional, got shape {tuple(win.shape)} ({win.dtype})")
+        win = win if win.dtype == real else _math.cast(win, real)
+        nperseg = win.shape[0] if nperseg is None else _count(nperseg, "nperseg", who)
+        if nperseg != win.shape[0]:
+            raise ValueError(f"{who}: nperseg={nperseg} does not equal the window's length {win.shape[0]}")
+        if nperseg > n:
+            raise ValueError(f"{who}: the window's {nperseg} samples are more than the signal's {n} (axis {ax})")
+    nfft = nperseg if nfft is None else _count(nfft, "nfft", who)
+    if nfft < nperseg:
+        raise ValueError(f"{who}: nfft={nfft} must be at least nperseg={nperseg}")
+    noverlap = nperseg // 2 if noverlap is None else _count(noverlap, "noverlap", who, 0)
+    if noverlap >= nperseg:
+        raise ValueError(f"{who}: noverlap={noverlap} must be less than nperseg={nperseg}")
+    if scaling not in ("density", "spectrum"):
+        raise ValueError(f"{who}: scaling must be 'density' or 'spectrum', got {scaling!r}")
+    if average not in ("mean", "median"):
+        raise ValueError(f"{who}: average must be 'mean' or 'median', got {average!r}")
+    frames = frame(_array.moveaxis(x, ax, -1), nperseg, nperseg - noverlap)  # (..., frames, nperseg)
+    frames = _detrended(frames, detrend, who) * win
+    spectra = _fft.rfft(frames, n=nfft) if return_onesided else _fft.fft(frames, n=nfft)
+    power = _math.square(_elementwise.real(spectra)) + _math.square(_elementwise.imag(spectra))
+    scale = 1.0 / (fs * _reduce.sum(_math.square(win))) if scaling == "density" else 1.0 / _reduce.sum(win) ** 2
+    power = power * _math.cast(scale, real)
+    if return_onesided:  # every bin but 0 and (nfft even) the last stands for its negative frequency too
+        weight = np.full(nfft // 2 + 1, 2.0)
+        weight[0] = 1.0
+        weight[-1] = 1.0 if nfft % 2 == 0 else 2.0
+        power = power * _creation.tensor(weight.astype(real), backend=x.backend)
+    count = power.shape[-2]
+    if average == "median" and count > 1:
+        bias = 1.0 + sum(1.0 / (2 * k + 1) - 1.0 / (2 * k) for k in range(1, (count - 1) // 2 + 1))
+        power = _array.median(power, axis=-2) / bias
+    else:
+        power = _reduce.mean(power, axis=-2)
+    freqs = (_fft.rfftfreq if return_onesided else _fft.fftfreq)(nfft, 1.0 / fs)
+    return freqs, _array.moveaxis(power, -1, ax)
+
+
+def welch(x, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
+          nfft: int | None = None, detrend="constant", return_onesided: bool = True, scaling: str = "density",
+          axis: int = -1, average: str = "mean") -> tuple:  # fmt: skip
+    """Welch's power spectral density estimate (``scipy.signal.welch``): ``(frequencies, power)``, the power
+    averaged over frames of ``nperseg`` samples (default 256, at most the signal's length) overlapping by
+    ``noverlap`` (default half), each detrended (``"constant"``, ``"linear"``, False or a function of the frames,
+    the last axis), times the window (a name of ``scipy.signal.get_window``'s: ``"hann"``, ``"hamming"``,
+    ``"blackman"``, ``"bartlett"``, ``"boxcar"`` or ``("kaiser", beta)``, periodic; or the values, which may be a
+    tensor to learn) and transformed with ``nfft`` points.  One-sided for real ``x`` unless asked; float32 power
+    for float32 (and float16) ``x``, float64 otherwise; frequencies float64.  Differentiable in ``x``, a window
+    tensor and ``fs``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> f, p = tl.signal.welch(np.sin(np.arange(64) * np.pi / 2), fs=4.0, nperseg=16)
+    >>> f.numpy()[np.argmax(p.numpy())].item()
+    1.0
+    """
+    return _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average,
+                          "welch")  # fmt: skip
+
+
+def periodogram(x, fs=1.0, window="boxcar", nfft: int | None = None, detrend="constant",
+                return_onesided: bool = True, scaling: str = "density", axis: int = -1) -> tuple:  # fmt: skip
+    """The periodogram (``scipy.signal.periodogram``): :func:`welch` with one frame, the whole signal (cropped
+    to ``nfft`` when that is shorter, zero-padded when longer), ``window`` ``"boxcar"`` (None) by default.
+
+    >>> import tensorlib as tl
+    >>> f, p = tl.signal.periodogram(tl.tensor([1.0, -1.0, 1.0, -1.0]), scaling="spectrum")
+    >>> p.numpy().round(6).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    who = "periodogram"
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
+    ax = _axis(axis, x, who, "x")
+    n, nperseg = x.shape[ax], x.shape[ax]
+    nfft = None if nfft is None else _count(nfft, "nfft", who)
+    if nfft is not None and n is not None and nfft < n:  # SciPy crops the signal to nfft samples
+        index = [slice(None)] * x.ndim
+        index[ax] = slice(0, nfft)
+        x, nperseg, nfft = x[tuple(index)], nfft, None
+    return _average_power(x, fs, "boxcar" if window is None else window, nperseg, 0, nfft, detrend,
+                          return_onesided, scaling, axis, "mean", who)  # fmt: skip

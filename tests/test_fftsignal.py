@@ -188,3 +188,111 @@ def test_frame_axis_errors_name_the_function(axis, exc, match):
     # Was "axis 3 is out of range for a tensor of rank 1": no function, no shape.
     with pytest.raises(exc, match=rf"^frame: {match}.* \(signal shape \(4,\), float64\)"):
         tl.signal.frame(np.ones(4), 2, 1, axis=axis)
+
+
+WELCH = [  # keyword arguments of welch
+    {"nperseg": 8},
+    {"nperseg": 8, "noverlap": 3, "nfft": 11, "detrend": "linear", "average": "median"},
+    {"window": "hamming", "nperseg": 7, "noverlap": 0, "scaling": "spectrum", "fs": 2.5},
+    {"window": ("kaiser", 4.0), "nperseg": 10, "return_onesided": False, "detrend": False},
+    {"window": "blackman", "nperseg": 16, "average": "median", "axis": 0},
+    {"window": "bartlett", "nperseg": 4, "noverlap": 3, "detrend": "linear", "axis": 0},
+]
+
+
+@pytest.mark.parametrize("kwargs", WELCH)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+def test_welch_is_the_frame_by_frame_reference(kwargs, dtype):
+    x = RNG.standard_normal((3, 37)) * 4
+    x = (x + 1j * RNG.standard_normal(x.shape) if dtype == np.complex128 else x).astype(dtype)
+    x = x.T if kwargs.get("axis") == 0 else x
+    f, p = tl.signal.welch(x, **kwargs)
+    want_f, want_p = references.welch(x, **kwargs)
+    assert f.dtype == np.float64 and p.dtype == want_p.dtype and p.shape == want_p.shape
+    np.testing.assert_allclose(f.numpy(), want_f, rtol=1e-12)
+    tol = 1e-5 if dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(p.numpy(), want_p, rtol=tol, atol=tol * np.abs(want_p).max())
+
+
+def test_periodogram_satisfies_parsevals_theorem_and_finds_a_sinusoid():
+    # Boxcar, no detrending: the one-sided density summed over the fs / n-wide bins is the mean power.
+    x = RNG.standard_normal((2, 40))
+    f, p = tl.signal.periodogram(x, fs=8.0, detrend=False)
+    np.testing.assert_allclose(p.numpy().sum(axis=-1) * 8.0 / 40, np.mean(x**2, axis=-1), rtol=1e-12)
+    # A cos(2 pi 5 t / 40): the power spectrum is A**2 / 2 at bin 5 and nothing elsewhere.
+    t = np.arange(40)
+    f, p = tl.signal.periodogram(3.0 * np.cos(2 * np.pi * 5 * t / 40), fs=40.0, scaling="spectrum")
+    want = np.zeros(21)
+    want[5] = 4.5
+    np.testing.assert_allclose(p.numpy(), want, atol=1e-12)
+    np.testing.assert_allclose(f.numpy(), np.arange(21.0), rtol=1e-15)
+    # nfft shorter than the signal crops it; longer zero-pads it.
+    for nfft in (16, 64):
+        np.testing.assert_allclose(
+            tl.signal.periodogram(x, nfft=nfft)[1].numpy(), references.periodogram(x, nfft=nfft)[1], rtol=1e-12
+        )
+
+
+@pytest.mark.parametrize("kwargs", WELCH[:4])
+def test_welch_gradients_to_second_order(kwargs):
+    x = RNG.standard_normal((2, 30))
+    w = RNG.standard_normal(references.welch(x, **kwargs)[1].shape)
+    tl.testing.check_grads(lambda x: tl.sum(tl.signal.welch(x, **kwargs)[1] * w), [x], order=2)
+
+
+def test_welch_gradients_in_a_learned_window_and_fs():
+    x = RNG.standard_normal((2, 30))
+    window = RNG.uniform(0.5, 1.5, 8)
+    w = RNG.standard_normal((2, 5))
+    tl.testing.check_grads(lambda win: tl.sum(tl.signal.welch(x, window=win)[1] * w), [window], order=2)
+    tl.testing.check_grads(lambda fs: tl.sum(tl.signal.welch(x, fs, nperseg=8)[1] * w), [np.array(3.0)], order=2)
+
+
+def test_welch_traces_with_an_unknown_batch_and_warns_as_scipy():
+    x = RNG.standard_normal((3, 30))
+    traced = tl.function(
+        lambda x: tl.signal.welch(x, nperseg=8, average="median"),
+        input_signature=[tl.TensorSpec((None, 30), "float64")],
+    )
+    for k in (3, 1):
+        np.testing.assert_allclose(
+            traced(x[:k])[1].numpy(), references.welch(x[:k], nperseg=8, average="median")[1], rtol=1e-12
+        )
+    with pytest.raises(ValueError, match=r"welch: the length of axis 1 must be known \(x shape \(3, None\), float64\)"):
+        tl.function(lambda x: tl.signal.welch(x, nperseg=8)).get_graph(tl.TensorSpec((3, None), "float64"))
+    with pytest.warns(UserWarning, match=r"welch: nperseg=256 is greater than the signal length 30, using nperseg=30"):
+        _, p = tl.signal.welch(x)
+    assert p.shape == (3, 16)
+
+
+def test_welch_errors_name_the_function_and_the_argument():
+    x = np.ones(8)
+    for kwargs, match in [
+        ({"nperseg": 4, "noverlap": 4}, r"welch: noverlap=4 must be less than nperseg=4"),
+        ({"nperseg": 4, "nfft": 3}, r"welch: nfft=3 must be at least nperseg=4"),
+        ({"window": np.ones(9)}, r"welch: the window's 9 samples are more than the signal's 8 \(axis 0\)"),
+        ({"window": np.ones(4), "nperseg": 5}, r"welch: nperseg=5 does not equal the window's length 4"),
+        ({"window": "triang"}, r"welch: window must be one of \['bartlett', 'blackman', 'boxcar', 'hamming'"),
+        ({"detrend": "quadratic"}, r"welch: detrend must be 'constant', 'linear', False or a function"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            tl.signal.welch(x, **kwargs)
+    _, p = tl.signal.welch(np.ones((0, 4)))
+    assert p.shape == (0, 4) and p.dtype == np.float64
+
+
+def test_welch_and_periodogram_against_scipy_signal():
+    signal = pytest.importorskip("scipy.signal")
+    x = RNG.standard_normal((3, 37)).astype(np.float32)
+    for kwargs in WELCH:
+        xx = x.T if kwargs.get("axis") == 0 else x
+        want_f, want_p = signal.welch(xx, **kwargs)
+        f, p = tl.signal.welch(xx, **kwargs)
+        assert p.dtype == want_p.dtype == np.float32
+        np.testing.assert_allclose(f.numpy(), want_f, rtol=1e-12)
+        np.testing.assert_allclose(p.numpy(), want_p, rtol=1e-4, atol=1e-6)
+    for kwargs in [{}, {"nfft": 20, "window": "hann"}, {"nfft": 50, "detrend": "linear", "return_onesided": False}]:
+        want_f, want_p = signal.periodogram(x.astype(np.float64), **kwargs)
+        f, p = tl.signal.periodogram(x.astype(np.float64), **kwargs)
+        np.testing.assert_allclose(f.numpy(), want_f, rtol=1e-12)
+        np.testing.assert_allclose(p.numpy(), want_p, rtol=1e-10, atol=1e-12)

@@ -122,3 +122,89 @@ def test_integer_division_by_zero_warns_as_numpy_on_the_generic_kernel():
             np.testing.assert_array_equal(got, numpys(x, y))
     with pytest.warns(RuntimeWarning, match="divide by zero encountered in fmod"):
         np.testing.assert_array_equal(_fmod_kernel(xp, x, y), [1, 0, 2])
+
+
+@given(data=st.data())
+def test_weighted_inverted_cdf_quantile_matches_numpy(data):
+    # NumPy 2's weights= (method='inverted_cdf') was refused: quantile() got an unexpected keyword.
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    shape = tuple(data.draw(st.lists(st.integers(1, 3), max_size=3)))
+    dtype = data.draw(st.sampled_from(["float64", "float32", "int64"]))
+    a = rng.integers(-3, 4, size=shape).astype(dtype)
+    if dtype != "int64" and a.size and data.draw(st.booleans()):
+        a.flat[0] = np.nan
+    axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
+    weights = rng.integers(0, 3, size=shape).astype(float)
+    if axis is not None and data.draw(st.booleans()):
+        weights = rng.integers(1, 3, size=shape[axis]).astype(float)  # 1-d along the axis
+    q = data.draw(st.sampled_from([0.0, 0.3, 0.5, 1.0, [0.1, 0.9]]))
+    keepdims = data.draw(st.booleans())
+    try:
+        want = np.quantile(a, q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
+    except ValueError:  # all weights of a slice zero
+        with pytest.raises(ValueError, match=r"quantile: weights included NaN, inf or were all zero"):
+            tl.quantile(tl.tensor(a), q, axis=axis, method="inverted_cdf", weights=tl.tensor(weights))
+        return
+    got = tl.quantile(tl.tensor(a), q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=tl.tensor(weights))
+    _same(got, want)
+    percent = np.asarray(q) * 100
+    want = np.percentile(a, percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
+    _same(
+        tl.percentile(tl.tensor(a), percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights), want
+    )
+
+
+def test_weighted_quantile_gradient_tracing_and_errors():
+    a = np.array([[3.0, 1.0, 4.0, 1.5], [5.0, 9.0, 2.0, 6.0]])
+    w = np.array([1.0, 0.0, 2.0, 3.0])
+    picked = tl.grad(lambda x: tl.sum(tl.quantile(x, 0.5, axis=1, method="inverted_cdf", weights=w)))(tl.tensor(a))
+    np.testing.assert_array_equal(picked.numpy(), [[0, 0, 0, 1], [1, 0, 0, 0]])  # 1.5 and 5.0 are chosen
+    check_grads(lambda x: tl.quantile(x, [0.3, 0.8], axis=1, method="inverted_cdf", weights=w), [a], order=2)
+    traced = tl.function(lambda x, ww: tl.quantile(x, [0.3, 0.8], axis=1, method="inverted_cdf", weights=ww))
+    _same(traced(tl.tensor(a), tl.tensor(w)), np.quantile(a, [0.3, 0.8], axis=1, method="inverted_cdf", weights=w))
+    _same(
+        np.quantile(tl.tensor(a), 0.3, axis=0, method="inverted_cdf", weights=a),
+        np.quantile(a, 0.3, axis=0, method="inverted_cdf", weights=a),
+    )
+    t = tl.tensor(a)
+    with pytest.raises(ValueError, match=r"quantile: only method 'inverted_cdf' supports weights, got method='linear'"):
+        tl.quantile(t, 0.5, axis=1, weights=w)
+    with pytest.raises(TypeError, match=r"quantile: weights of another shape than a need one axis \(a shape \(2, 4\)"):
+        tl.quantile(t, 0.5, method="inverted_cdf", weights=w)
+    with pytest.raises(ValueError, match=r"quantile: weights must be non-negative"):
+        tl.quantile(t, 0.5, axis=1, method="inverted_cdf", weights=-w)
+    with pytest.raises(ValueError, match=r"quantile: weights must be of a's shape or 1-d of the length of axis 1"):
+        tl.quantile(t, 0.5, axis=1, method="inverted_cdf", weights=np.ones(3))
+
+
+_DTYPES = ["bool", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"]
+
+
+@given(
+    first=st.sampled_from(_DTYPES),
+    second=st.sampled_from(_DTYPES),
+    dtype=st.sampled_from(_DTYPES[1:]),
+    casting=st.sampled_from(["safe", "same_kind", "unsafe"]),
+)
+def test_einsum_dtype_and_casting_are_numpys(first, second, dtype, casting):
+    # tl.einsum had no dtype=; np.einsum(t, ..., dtype=) on a Tensor was refused.
+    a = (np.arange(6).reshape(2, 3) % 3).astype(first)
+    b = (np.arange(3) + 1).astype(second)
+    try:
+        want = np.einsum("ij,j->i", a, b, dtype=dtype, casting=casting)
+    except TypeError:
+        with pytest.raises(
+            TypeError, match=rf"Einsum: cannot cast an input of dtype .* to dtype={dtype} with casting rule"
+        ):
+            tl.einsum("ij,j->i", tl.tensor(a), tl.tensor(b), dtype=dtype, casting=casting)
+        return
+    _same(tl.einsum("ij,j->i", tl.tensor(a), tl.tensor(b), dtype=dtype, casting=casting), want)
+    _same(np.einsum("ij,j->i", tl.tensor(a), b, dtype=dtype, casting=casting), want)
+
+
+def test_einsum_dtype_keeps_the_gradient():
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    grad = tl.grad(lambda x: tl.sum(tl.einsum("ij,j->i", x, np.arange(3), dtype="float64")))(tl.tensor(a))
+    assert grad.dtype == np.float32
+    np.testing.assert_array_equal(grad.numpy(), np.tile(np.arange(3.0), (2, 1)))
+    check_grads(lambda x: tl.einsum("ij,ij->", x, x, dtype="float64"), [a.astype(np.float64)], order=2)

@@ -1,6 +1,6 @@
 """The FFT catalogue: every ``tl.fft`` function against ``numpy.fft``, real and complex inputs, every ``norm``;
-and ``tl.signal``'s FFT-based ``fftconvolve``, ``oaconvolve`` and ``hilbert`` against the NumPy references of
-``scipy.signal``'s in ``tensorlib.testing.references``.
+and ``tl.signal``'s FFT-based ``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` against
+the NumPy references of ``scipy.signal``'s in ``tensorlib.testing.references``.
 
 Complex entries check their gradients in complex128 (real and imaginary parts
 perturbed, JAX's convention); real entries in float64, where ``fft`` of a
@@ -260,6 +260,35 @@ def _hilbert_samples(dtype):
     return draw()
 
 
+def _spectral_samples(dtype, one_frame=False):
+    """(x, fs, window, ...) as in scipy.signal.welch (one_frame: periodogram's arguments), the frames whole."""
+
+    @st.composite
+    def draw(draw):
+        n = draw(st.integers(6, 16))
+        shape, axis = draw(st.sampled_from([((n,), -1), ((2, n), 1), ((n, 2), 0)]))
+        x = _array(draw(st.integers(0, 2**16)), shape, dtype)
+        kwargs = {
+            "fs": draw(st.sampled_from([1.0, 2.5])),
+            "window": draw(st.sampled_from(["hann", "boxcar", "hamming"])),  # kaiser: NumPy-only BesselI0
+            "detrend": draw(st.sampled_from(["constant", "linear", False])),
+            "return_onesided": draw(st.booleans()),
+            "scaling": draw(st.sampled_from(["density", "spectrum"])),
+            "axis": axis,
+        }
+        if one_frame:
+            kwargs["nfft"] = draw(st.none() | st.integers(3, 20))
+            return SampleInput((x,), kwargs)
+        nperseg = draw(st.integers(3, n))
+        kwargs["nperseg"] = nperseg
+        kwargs["noverlap"] = draw(st.none() | st.integers(0, nperseg - 1))
+        kwargs["nfft"] = draw(st.none() | st.integers(nperseg, nperseg + 4))
+        kwargs["average"] = draw(st.sampled_from(["mean", "median"]))
+        return SampleInput((x,), kwargs)
+
+    return draw()
+
+
 def _convolution_entry(name, dtypes, op_types, suffix=""):
     return OpInfo(
         f"signal.{name}{suffix}",
@@ -303,6 +332,39 @@ def _convolution_entry(name, dtypes, op_types, suffix=""):
 OPINFOS += [
     *[_convolution_entry(name, REAL, ("RFFTN", "IRFFTN")) for name in ("fftconvolve", "oaconvolve")],
     _convolution_entry("fftconvolve", COMPLEX, ("FFTN",), "_complex"),
+    OpInfo(
+        "signal.welch",
+        tl.signal.welch,
+        references.welch,
+        _spectral_samples,
+        op_types=("RFFTN", "FFTN"),
+        dtypes=REAL,
+        atol=1e-5,
+        kinks=True,  # the median of the frames' powers
+        error_inputs=(
+            ErrorInput((np.ones(8),), {"nperseg": 4, "noverlap": 4}, ValueError, r"^welch: noverlap=4 must be less"),
+            ErrorInput((np.ones(8),), {"nperseg": 4, "nfft": 3}, ValueError, r"^welch: nfft=3 must be at least"),
+            ErrorInput((np.ones(8),), {"window": "triang"}, ValueError, r"^welch: window must be one of \['bartlett'"),
+            ErrorInput((np.ones(8),), {"window": np.ones(9)}, ValueError, r"^welch: the window's 9 samples are more"),
+            ErrorInput((np.ones(8),), {"scaling": "power"}, ValueError, r"^welch: scaling must be 'density' or"),
+            ErrorInput((np.ones(8),), {"average": "max"}, ValueError, r"^welch: average must be 'mean' or 'median'"),
+            ErrorInput((np.ones(8),), {"detrend": "quadratic"}, ValueError, r"^welch: detrend must be 'constant'"),
+            ErrorInput((np.ones(8),), {"axis": 1}, ValueError, r"^welch: axis 1 is out of range .* \(x shape \(8,\)"),
+        ),
+    ),
+    OpInfo(
+        "signal.periodogram",
+        tl.signal.periodogram,
+        references.periodogram,
+        lambda dtype: _spectral_samples(dtype, one_frame=True),
+        op_types=("RFFTN", "FFTN"),
+        dtypes=REAL,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput((np.ones(8),), {"nfft": 0}, ValueError, r"^periodogram: nfft must be an int >= 1, got 0"),
+            ErrorInput((np.ones(8),), {"window": np.ones(6)}, ValueError, r"^periodogram: nperseg=8 does not equal"),
+        ),
+    ),
     OpInfo(
         "signal.hilbert",
         tl.signal.hilbert,

@@ -262,3 +262,73 @@ def hilbert(x, N=None, axis: int = -1) -> np.ndarray:
     if n % 2 == 0:
         h[n // 2] = 1.0
     return np.fft.ifft(np.moveaxis(spectrum * h.astype(spectrum.real.dtype), -1, axis), axis=axis)
+
+
+def _periodic_window(window, n: int) -> np.ndarray:
+    """``scipy.signal.get_window(window, n)``: NumPy's symmetric window of ``n + 1`` points less its last."""
+    if not isinstance(window, (str, tuple)):
+        return np.asarray(window, np.float64)
+    if isinstance(window, tuple):  # ("kaiser", beta)
+        return np.kaiser(n + 1, window[1])[:-1]
+    symmetric = {"hann": np.hanning, "hamming": np.hamming, "blackman": np.blackman, "bartlett": np.bartlett}
+    return np.ones(n) if window == "boxcar" else symmetric[window](n + 1)[:-1]
+
+
+def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detrend="constant",
+          return_onesided=True, scaling="density", axis=-1, average="mean") -> tuple:  # fmt: skip
+    """``scipy.signal.welch`` by its definition, one frame at a time: ``(frequencies, power)``.
+
+    >>> f, p = welch(np.sin(np.arange(64) * np.pi / 2), fs=4.0, nperseg=16)
+    >>> float(f[np.argmax(p)])
+    1.0
+    """
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    out = np.float32 if x.dtype in (np.float16, np.float32, np.complex64) else np.float64
+    n = x.shape[-1]
+    if isinstance(window, (str, tuple)):
+        nperseg = min(256 if nperseg is None else nperseg, n)
+    win = _periodic_window(window, nperseg if isinstance(window, (str, tuple)) else len(window))
+    nperseg, onesided = len(win), return_onesided and not np.iscomplexobj(x)
+    nfft = nperseg if nfft is None else nfft
+    step = nperseg - (nperseg // 2 if noverlap is None else noverlap)
+    powers = []
+    for start in range(0, n - nperseg + 1, step):
+        segment = x[..., start : start + nperseg].astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+        if detrend == "constant":
+            segment = segment - segment.mean(axis=-1, keepdims=True)
+        elif detrend == "linear":
+            t = np.arange(nperseg)
+            fit = np.polynomial.polynomial.polyfit(t, np.moveaxis(segment.reshape(-1, nperseg), -1, 0), 1)
+            segment = segment - (fit[0][:, None] + fit[1][:, None] * t).reshape(segment.shape)
+        spectrum = np.fft.fft(segment * win, nfft)
+        powers.append(np.abs(spectrum) ** 2)
+    power = np.stack(powers, axis=-2)
+    power /= fs * np.sum(win**2) if scaling == "density" else np.sum(win) ** 2
+    freqs = np.fft.fftfreq(nfft, 1.0 / fs)
+    if onesided:
+        half = nfft // 2 + 1
+        power = power[..., :half]
+        power[..., 1 : half - (nfft % 2 == 0)] *= 2.0
+        freqs = np.fft.rfftfreq(nfft, 1.0 / fs)
+    if average == "median" and power.shape[-2] > 1:
+        count = power.shape[-2]
+        bias = 1.0 + sum(1.0 / (2 * k + 1) - 1.0 / (2 * k) for k in range(1, (count - 1) // 2 + 1))
+        power = np.median(power, axis=-2) / bias
+    else:
+        power = power.mean(axis=-2)
+    return freqs, np.moveaxis(power, -1, axis).astype(out)
+
+
+def periodogram(x, fs=1.0, window="boxcar", nfft=None, detrend="constant", return_onesided=True,
+                scaling="density", axis=-1) -> tuple:  # fmt: skip
+    """``scipy.signal.periodogram``: :func:`welch` with one frame, the signal cropped to a shorter ``nfft``.
+
+    >>> periodogram(np.array([1.0, -1.0, 1.0, -1.0]), scaling="spectrum")[1].tolist()
+    [0.0, 0.0, 1.0]
+    """
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    if nfft is not None and nfft < x.shape[-1]:
+        x, nfft = x[..., :nfft], None
+    n = x.shape[-1]
+    window = "boxcar" if window is None else window
+    return welch(np.moveaxis(x, -1, axis), fs, window, n, 0, nfft, detrend, return_onesided, scaling, axis)
