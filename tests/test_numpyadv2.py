@@ -208,3 +208,29 @@ def test_einsum_dtype_keeps_the_gradient():
     assert grad.dtype == np.float32
     np.testing.assert_array_equal(grad.numpy(), np.tile(np.arange(3.0), (2, 1)))
     check_grads(lambda x: tl.einsum("ij,ij->", x, x, dtype="float64"), [a.astype(np.float64)], order=2)
+
+
+@given(shape=st.lists(st.integers(1, 3), min_size=0, max_size=3).map(tuple), data=st.data())
+def test_take_defaults_to_numpys_flattened_axis(shape, data):
+    # tl.take(m, [1, 5]) on a 2-d m took rows (TensorFlow's gather default, axis 0) where np.take takes
+    # elements of the flattened m.
+    x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) * 1.5
+    size = x.size
+    indices = np.array(data.draw(st.lists(st.integers(-size, size - 1), max_size=4)), dtype=np.int64)
+    mode = data.draw(st.sampled_from(["raise", "wrap", "clip"]))
+    if mode != "raise":
+        indices = indices * 3
+    _same(tl.take(tl.tensor(x), tl.tensor(indices), mode=mode), np.take(x, indices, mode=mode))
+    if x.ndim:
+        axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+        rows = np.array([0, -1, x.shape[axis] - 1], dtype=np.int64)
+        _same(tl.take(tl.tensor(x), rows, axis=axis), np.take(x, rows, axis=axis))
+
+
+def test_take_default_gradient_and_trace():
+    m = np.arange(12.0).reshape(3, 4)
+    grad = tl.grad(lambda t: tl.sum(tl.take(t, [1, 5, 5])))(tl.tensor(m))
+    want = np.zeros(12)
+    np.add.at(want, [1, 5, 5], 1.0)
+    np.testing.assert_array_equal(grad.numpy(), want.reshape(3, 4))
+    _same(tl.function(lambda t: tl.take(t, np.array([11, 0])))(tl.tensor(m)), np.take(m, [11, 0]))

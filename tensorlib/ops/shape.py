@@ -1084,20 +1084,24 @@ def integer_indices(indices):
     return indices
 
 
-def take(x, indices, axis: int | None = 0, mode: str = "raise") -> Tensor:
-    """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``); ``axis=None``
-    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).  Negative
-    indices count from the end; ``mode`` says what an index outside the axis does: ``"raise"`` an IndexError,
-    ``"wrap"`` wraps it around, ``"clip"`` clips it to the axis (a negative one to 0), as in NumPy.
+def take(x, indices, axis: int | None = None, mode: str = "raise") -> Tensor:
+    """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``); by default
+    (``axis=None``) from the flattened ``x``, as NumPy does (TensorFlow's ``gather`` takes axis 0 by
+    default: ``tl.gather``).  Negative indices count from the end; ``mode`` says what an index outside the
+    axis does: ``"raise"`` an IndexError, ``"wrap"`` wraps it around, ``"clip"`` clips it to the axis (a
+    negative one to 0), as in NumPy.
 
     >>> import tensorlib as tl
-    >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [3, 0], axis=None).numpy().tolist()
+    >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [3, 0]).numpy().tolist()
     [4, 1]
+    >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [1], axis=0).numpy().tolist()
+    [[3, 4]]
     >>> tl.take(tl.tensor([1, 2, 3]), [-1, 5], mode="clip").numpy().tolist()
     [1, 3]
     """
     if axis is None:
-        return take(reshape(x, (-1,)), indices, 0, mode)
+        x = as_tensor(x)
+        return take(x if x.ndim == 1 else reshape(x, (-1,)), indices, 0, mode)
     indices = integer_indices(indices)
     if mode != "raise":
         indices = _indices_in_range(x, indices, as_int(axis, "take: axis"), mode)
