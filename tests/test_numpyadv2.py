@@ -234,3 +234,45 @@ def test_take_default_gradient_and_trace():
     np.add.at(want, [1, 5, 5], 1.0)
     np.testing.assert_array_equal(grad.numpy(), want.reshape(3, 4))
     _same(tl.function(lambda t: tl.take(t, np.array([11, 0])))(tl.tensor(m)), np.take(m, [11, 0]))
+
+
+@given(data=st.data())
+def test_weighted_nanquantile_matches_numpy(data):
+    # np.nanquantile's weights= was refused too.  (NumPy 2.4 raises IndexError for 1-d weights along an axis of
+    # a 2-d a, so the reference gets them broadcast to a's shape, which NumPy documents as their meaning.)
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    shape = tuple(data.draw(st.lists(st.integers(1, 3), max_size=3)))
+    a = rng.integers(-3, 4, size=shape).astype(data.draw(st.sampled_from(["float64", "float32", "float16"])))
+    if a.size:
+        a.flat[rng.integers(a.size, size=2)] = np.nan
+    axis = data.draw(st.sampled_from([None] + list(range(len(shape)))))
+    weights = rng.integers(0, 3, size=shape).astype(float)
+    ours = weights
+    if axis is not None and data.draw(st.booleans()):
+        ours = rng.integers(1, 3, size=shape[axis]).astype(float)
+        weights = np.broadcast_to(np.expand_dims(ours, tuple(i for i in range(len(shape)) if i != axis)), shape)
+    q = data.draw(st.sampled_from([0.0, 0.4, 1.0, [0.2, 0.7]]))
+    keepdims = data.draw(st.booleans())
+    try:
+        want = np.nanquantile(a, q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
+    except ValueError:  # the weights of a slice's numbers all zero
+        with pytest.raises(ValueError, match=r"nanquantile: weights included NaN, inf or were all zero"):
+            tl.nanquantile(tl.tensor(a), q, axis=axis, method="inverted_cdf", weights=tl.tensor(ours))
+        return
+    got = tl.nanquantile(tl.tensor(a), q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=tl.tensor(ours))
+    _same(got, want)
+    percent = np.asarray(q) * 100
+    want = np.nanpercentile(a, percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
+    _same(
+        tl.nanpercentile(tl.tensor(a), percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=ours), want
+    )
+
+
+def test_weighted_nanquantile_gradient_skips_nans():
+    a = np.array([[3.0, np.nan, 4.0, 1.5], [np.nan, np.nan, np.nan, np.nan], [5.0, 9.0, 2.0, 6.0]])
+    w = np.array([1.0, 5.0, 2.0, 3.0])
+    want = np.nanquantile(a, 0.5, axis=1, method="inverted_cdf", weights=np.broadcast_to(w, a.shape))
+    got = tl.nanquantile(tl.tensor(a), 0.5, axis=1, method="inverted_cdf", weights=w)
+    _same(got, want)  # [1.5, nan, 6.0]: the NaN's weight 5 does not count, a slice of NaNs only is NaN
+    grad = tl.grad(lambda x: tl.nansum(tl.nanquantile(x, 0.5, axis=1, method="inverted_cdf", weights=w)))(tl.tensor(a))
+    np.testing.assert_array_equal(grad.numpy(), [[0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 1]])
