@@ -276,3 +276,17 @@ def test_weighted_nanquantile_gradient_skips_nans():
     _same(got, want)  # [1.5, nan, 6.0]: the NaN's weight 5 does not count, a slice of NaNs only is NaN
     grad = tl.grad(lambda x: tl.nansum(tl.nanquantile(x, 0.5, axis=1, method="inverted_cdf", weights=w)))(tl.tensor(a))
     np.testing.assert_array_equal(grad.numpy(), [[0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 1]])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+@pytest.mark.parametrize(
+    "shape, kwargs", [((0,), {}), ((0, 3), {"axis": 0}), ((0, 3), {"axis": 1}), ((2, 0), {"keepdims": True})]
+)
+def test_nan_quantiles_of_an_empty_integer_array_are_numpys_float64_nans(dtype, shape, kwargs):
+    # tl.nanmedian(int64[]) raised 'quantile: cannot take a quantile of an empty slice'; NumPy warns and gives NaN.
+    a = np.zeros(shape, dtype)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _same(tl.nanmedian(tl.tensor(a), **kwargs), np.nanmedian(a, **kwargs))
+        _same(tl.nanpercentile(tl.tensor(a), 30, **kwargs), np.nanpercentile(a, 30, **kwargs))
+        _same(tl.nanquantile(tl.tensor(a), 0.3, **kwargs), np.nanquantile(a, 0.3, **kwargs))

@@ -315,7 +315,9 @@ def _nanquantile(a, q, axis, keepdims, method, name, weights=None):
     a = as_tensor(a)
     refuse_complex(a, name)
     if a.dtype.kind not in "fc":  # integers and bools hold no NaN
-        return quantile(a, q, axis, keepdims, method, weights=weights)
+        if 0 not in a.shape:
+            return quantile(a, q, axis, keepdims, method, weights=weights)
+        a = math_ops.cast(a, _dt.float64)  # NumPy: an empty array's nan-quantiles are float64 NaNs, as floats'
     if isinstance(q, Tensor):
         q = q.numpy()
     dtype = a.dtype
