@@ -923,6 +923,28 @@ def assigns_logged():
         del logs[next(i for i, other in enumerate(logs) if other is log)]  # by identity: empty logs are equal
 
 
+def hold_variables(variables) -> list:
+    """Acquire the locks of the Variables among ``variables`` (in ``_id`` order, so two threads holding sets
+    that overlap cannot deadlock) and return them, for :func:`release_variables`.  Held across a read-modify-write
+    (``assign_add``, a graph run that assigns them): another thread's update waits instead of being lost.
+    Reentrant: a thread may update a Variable it holds (an observer's assign)."""
+    held = sorted({v._id: v._lock for v in variables if isinstance(v, Variable)}.items())
+    taken = []
+    try:
+        for _, lock in held:
+            lock.acquire()
+            taken.append(lock)
+    except BaseException:
+        release_variables(taken)
+        raise
+    return taken
+
+
+def release_variables(locks) -> None:
+    for lock in reversed(locks):
+        lock.release()
+
+
 def put_value(var: Variable, raw, mode: str | None = None) -> None:
     """Give ``var`` the raw backend value ``raw`` (checked by the caller).  ``mode`` (``"eager"``, or ``"graph"`` for
     a graph's assign step) makes it an assign the observers see first, as they see ops: each one's

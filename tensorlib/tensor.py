@@ -348,7 +348,8 @@ class Variable(Tensor):
     [2.0, 3.0]
     """
 
-    __slots__ = ("name", "trainable", "_readers", "_version")
+    # _lock: held across a read-modify-write of the value (an eager assign_add, a graph run that assigns it)
+    __slots__ = ("name", "trainable", "_readers", "_version", "_lock")
     _names = itertools.count()
 
     def __reduce__(self):

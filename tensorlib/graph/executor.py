@@ -594,6 +594,19 @@ def run(graph: Graph, leaves, sources=None):
     """Run ``graph`` on its tensor arguments ``leaves`` (Tensors or arrays, in ``graph.inputs`` order)."""
     if sources is None:
         sources = [c.source for c in graph.captures]
+    assigned = _assigned_captures(graph)
+    if assigned and not dispatch.modes:
+        # The run reads the Variables it assigns (fed at the start) and writes them at its end: under their
+        # locks, so that the same graph (or an eager assign_add) running in another thread loses no update.
+        held = dispatch.hold_variables([sources[i] for i in assigned])
+        try:
+            return _run(graph, leaves, sources)
+        finally:
+            dispatch.release_variables(held)
+    return _run(graph, leaves, sources)
+
+
+def _run(graph: Graph, leaves, sources):
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
         # A custom gradient's grad_fn reads the tensors of the graph as traced, not of its optimized copy.
         flat = replay(graph if _has_custom_gradient(graph) else optimized(graph, keep_gradients=True), leaves, sources)
@@ -668,6 +681,17 @@ def _recorded(graph, leaves, sources) -> bool:
             ):
                 return True
     return False
+
+
+def _assigned_captures(graph: Graph) -> tuple:
+    """The positions of the captures ``graph`` assigns: looked up once per graph (a traced graph does not change)."""
+    found = graph.__dict__.get("_assigned_captures")
+    if found is None:
+        index = {c.tensor._id: i for i, c in enumerate(graph.captures)}
+        found = graph._assigned_captures = tuple(
+            sorted({index[node.inputs[0]._id] for node in graph.nodes if node.op is ASSIGN})
+        )
+    return found
 
 
 def _has_custom_gradient(graph: Graph) -> bool:
