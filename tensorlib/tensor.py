@@ -8,6 +8,7 @@ will produce it.  Arithmetic operators and methods are attached by
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import operator
 import threading
@@ -279,24 +280,31 @@ def current_phase() -> str:
     return "gradient" if getattr(phase, "depth", 0) else "forward"
 
 
+# The names of the enclosing ``tl.profiler.annotate`` blocks, outermost first (per thread and context): profiles
+# label the ops run inside with them, and a trace gives them to the nodes it adds (``Node.scope``).
+scopes: contextvars.ContextVar[tuple] = contextvars.ContextVar("tensorlib_profiler_scopes", default=())
+
+
 class Node:
     """One application of an op: what tapes record, graphs hold and a gradient rule receives as ``node``.
 
     ``op`` is the OpDef and ``op_type`` its name (``"Mul"``), ``inputs``/``outputs`` are Tensors (symbolic
     under tracing), ``attrs`` the op's attributes, ``site`` the user's
     ``file:line`` when it was captured (only for ops without a gradient rule),
-    ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``.
+    ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``,
+    ``scope`` the names of the ``tl.profiler.annotate`` blocks a graph node was traced in (outermost first).
     """
 
-    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "phase", "__weakref__")
+    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "phase", "scope", "__weakref__")
 
-    def __init__(self, op, inputs, outputs, attrs, site=None, phase="forward"):
+    def __init__(self, op, inputs, outputs, attrs, site=None, phase="forward", scope=()):
         self.op = op
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.site = site
         self.phase = phase
+        self.scope = scope
 
     @property
     def op_type(self) -> str:

@@ -73,3 +73,49 @@ def test_traced_assign_add_from_several_threads_loses_no_update(often_switching_
     _run_threads([traced] * threads + [eager])
     np.testing.assert_array_equal(counter.numpy(), np.full(3, calls * (threads + 1.0)))
     assert float(other.numpy()) == calls * threads
+
+
+def _scoped(x):
+    with tl.profiler.annotate("layer1"):
+        h = tl.exp(x) * 2.0
+        with tl.profiler.annotate("inner"):
+            h = tl.sin(h)
+    return tl.sum(h)
+
+
+def _profiled(fn, x):
+    with tl.profile() as prof:
+        with tl.profiler.annotate("step"):
+            fn(x)
+    return [(e.op_type, e.scope) for e in prof.events]
+
+
+def test_annotate_scopes_reach_the_nodes_of_a_traced_function(tmp_path):
+    f = tl.function(_scoped)
+    x = tl.tensor(np.arange(3.0))
+    eager = _profiled(_scoped, x)  # the reference: each op in the blocks it ran in
+    assert eager == [("Exp", "step/layer1"), ("Mul", "step/layer1"), ("Sin", "step/layer1/inner"), ("Sum", "step")]
+    for _ in range(3):  # the first run interprets the plan, later ones run it compiled
+        assert _profiled(f, x) == eager
+    graph = f.get_graph(x)
+    assert [n.scope for n in graph.nodes] == [("layer1",), ("layer1",), ("layer1", "inner"), ()]
+    listing = str(graph)
+    assert "Sin(%3) : float64[3]  # scope layer1/inner" in listing
+    assert "Sum(%4) axis=None keepdims=False : float64[]\n" in listing
+    f.save(tmp_path / "g", x)
+    loaded = tl.graph.load(tmp_path / "g")
+    assert [n.scope for n in loaded.nodes] == [n.scope for n in graph.nodes]
+    assert _profiled(loaded, x) == eager
+    with tl.GradientTape() as tape:  # replayed op by op for the tape: the same scopes
+        tape.watch(x)
+        assert _profiled(f, x) == eager
+
+
+def test_a_graph_optimized_inside_an_annotate_block_keeps_its_own_scopes():
+    f = tl.function(lambda x: tl.sum(tl.exp(x) * 1.0))  # the pass drops the Mul; its Exp has no scope
+    with tl.profiler.annotate("outer"):
+        f(tl.tensor([1.0]))
+    assert [(n.op_type, n.scope) for n in f.get_graph(tl.tensor([1.0])).optimize().nodes] == [
+        ("Exp", ()),
+        ("Sum", ()),
+    ]

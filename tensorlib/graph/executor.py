@@ -35,7 +35,7 @@ import numpy as np
 from .. import dispatch
 from .. import dtypes as _dtypes
 from .. import tree
-from ..tensor import Tensor, Variable, make
+from ..tensor import Tensor, Variable, make, scopes
 from .ir import ASSIGN, Graph, _nbytes
 from .passes import optimized
 
@@ -418,18 +418,7 @@ class Executable:
         if observers:
             inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
             outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
-            for obs in observers:
-                obs.on_op(
-                    node.op,
-                    inputs,
-                    outputs if step.multi else outputs[0],
-                    node.attrs,
-                    seconds,
-                    step.kernel,
-                    backend,
-                    mode="graph",
-                    phase=node.phase,
-                )
+            _tell(observers, node, inputs, outputs, step.multi, seconds, step.kernel, backend)
 
     def _note(self, error, node):
         if hasattr(error, "add_note"):
@@ -539,12 +528,22 @@ def _reporting(kernel, node, multi, fixes, observers, pool):
         # buffer, so the next run's step allocates instead of overwriting it.
         shown = [r.view() if pool and _owner(r) in pool else r for r in (*args, *results)]
         values = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(shown, (*node.inputs, *node.outputs))]
-        inputs, outputs = tuple(values[: len(args)]), tuple(values[len(args) :])
+        _tell(observers, node, values[: len(args)], values[len(args) :], multi, seconds, kernel, backend)
+        return result
+
+    return run
+
+
+def _tell(observers, node, inputs, outputs, multi, seconds, kernel, backend):
+    """Report a run of ``node`` to ``observers``, inside the ``tl.profiler.annotate`` blocks it was traced in
+    (nested in those its call runs in), as its ops would be reported eagerly."""
+    token = scopes.set(scopes.get() + node.scope) if node.scope else None
+    try:
         for obs in observers:
             obs.on_op(
                 node.op,
-                inputs,
-                outputs if multi else outputs[0],
+                tuple(inputs),
+                tuple(outputs) if multi else outputs[0],
                 node.attrs,
                 seconds,
                 kernel,
@@ -552,9 +551,9 @@ def _reporting(kernel, node, multi, fixes, observers, pool):
                 mode="graph",
                 phase=node.phase,
             )
-        return result
-
-    return run
+    finally:
+        if token is not None:
+            scopes.reset(token)
 
 
 def _run_general(env, kernel, ins, out, attrs, fixes):
@@ -735,7 +734,14 @@ def replay(graph: Graph, leaves, sources):
         attrs = node.attrs
         if node.op.name == "CustomGradient":
             attrs = dict(attrs, grad_fn=_reading(attrs["grad_fn"], env))
-        outs = dispatch.apply(node.op, args, attrs)
+        if node.scope:  # run in the annotate blocks it was traced in: profiles and an outer trace see them
+            token = scopes.set(scopes.get() + node.scope)
+            try:
+                outs = dispatch.apply(node.op, args, attrs)
+            finally:
+                scopes.reset(token)
+        else:
+            outs = dispatch.apply(node.op, args, attrs)
         env.update(zip((o._id for o in node.outputs), outs if isinstance(outs, tuple) else (outs,)))
     return [
         x if isinstance(x, Tensor) else dispatch.to_tensor(x, t.backend, t.dtype)

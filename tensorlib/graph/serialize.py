@@ -162,6 +162,7 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
                 "attrs": attrs,
                 "outputs": [{"id": ids[o._id], **_spec(o)} for o in node.outputs],
                 "site": node.site,
+                **({"scope": list(node.scope)} if node.scope else {}),
             }
         )
     return {
@@ -453,16 +454,20 @@ def _build(doc, arrays, backend) -> Graph:
             for name, v in _get(entry, "attrs", dict).items()
         }
         site = entry.get("site") if isinstance(entry.get("site"), str) else None
+        scope = entry.get("scope", [])
+        if not isinstance(scope, list) or not all(isinstance(name, str) for name in scope):
+            raise GraphFormatError(f"node {k} ({op_type}): scope must be a list of strings, got {scope!r:.60}")
+        scope = tuple(scope)
         if op is ASSIGN:
             if len(ins) != 2 or not any(ins[0] is c.tensor and c.kind in ("variable", "feed") for c in graph.captures):
                 raise GraphFormatError(f"node {k} (AssignVariable) must assign a Variable capture")
-            outs = graph.add_node(ASSIGN, ins, {}, (), site)
+            outs = graph.add_node(ASSIGN, ins, {}, (), site, scope=scope)
         else:
             try:
                 bound = op.bind_attrs(attrs) if attrs else dict(op.defaults)
                 _check_attribute_kinds(op, bound)
                 _check_subgraphs(op_type, ins, bound)
-                outs = graph.add_node(op, ins, bound, site=site)
+                outs = graph.add_node(op, ins, bound, site=site, scope=scope)
             except (ValueError, TypeError, IndexError, AttributeError) as e:
                 raise GraphFormatError(f"node {k} ({op_type}) does not fit its inputs: {e}") from None
         recorded = _get(entry, "outputs", list)

@@ -28,7 +28,7 @@ from .. import tree
 from ..backends import base as _backends
 from ..grad import registry as _grad_registry
 from ..ops.registry import _ops
-from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
+from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic, scopes
 from . import executor
 from .ir import ASSIGN, CONSTANT_BYTES, Capture, Graph, _nbytes
 
@@ -1407,8 +1407,13 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=N
     placed_kwargs = {
         k: _with_placeholders(v, k, trace, (None, k), static[1].get(k, False)) for k, v in sorted(kwargs.items())
     }
-    with dispatch.in_mode(trace):  # tapes recording outside pause: they must not see symbolic nodes
-        result = fn(*placed_args, **placed_kwargs)
+    # Nodes get the annotate blocks opened in the function (a call's blocks are its runs', whichever traced it).
+    outer_scopes = scopes.set(())
+    try:
+        with dispatch.in_mode(trace):  # tapes recording outside pause: they must not see symbolic nodes
+            result = fn(*placed_args, **placed_kwargs)
+    finally:
+        scopes.reset(outer_scopes)
     leaves, graph.structure = tree.flatten(result, is_constant=_output_constant)
     graph.outputs = [trace.lift(t) for t in leaves]
     trace.freeze_temporaries()
