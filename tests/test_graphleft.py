@@ -119,3 +119,25 @@ def test_a_graph_optimized_inside_an_annotate_block_keeps_its_own_scopes():
         ("Exp", ()),
         ("Sum", ()),
     ]
+
+
+def test_a_tensorspec_of_unknown_rank_traces_once_per_rank():
+    @tl.function(input_signature=[tl.TensorSpec(None, "float64"), tl.TensorSpec((None,), "float64")])
+    def f(x, w):
+        return tl.sum(x * w, axis=-1)
+
+    rng = np.random.default_rng(0)
+    for shape in [(3,), (2, 3), (5, 3), (2, 4, 3), (1, 2, 3)]:
+        x, w = rng.normal(size=shape), rng.normal(size=3)
+        np.testing.assert_allclose(f(x, w).numpy(), np.sum(x * w, axis=-1), rtol=1e-12)
+    assert f.trace_count == 3  # ranks 1, 2 and 3 (tf.function(input_signature=[tf.TensorSpec(None)]) alike)
+    assert f.retrace_reasons[1] == "x.shape: (None,) -> (None, None)"
+    assert [d for d in f.get_graph(tl.TensorSpec((None, None), "float64"), w).inputs[0].shape] == [None, None]
+    with pytest.raises(ValueError, match=r"f: x has shape \(3,\) and dtype float32, which does not fit"):
+        f(np.zeros(3, np.float32), w)
+    with pytest.raises(TypeError, match=r"f.get_graph\(\): TensorSpec\(None, float64\) has an unknown rank"):
+        f.get_graph()
+    with pytest.raises(TypeError, match=r"tl.function.get_graph: TensorSpec\(None, float32\) has an unknown rank"):
+        tl.function(lambda x: x).get_graph(tl.TensorSpec(None))
+    assert tl.TensorSpec(None).ndim is None
+    assert tl.TensorSpec(None, "int32").is_compatible_with((), "int32")

@@ -707,7 +707,7 @@ def _leaf_key(value, feeds, keep, static=False):
     if cls in (int, bool, str) or value is None:
         return (cls, value)
     if cls is TensorSpec:
-        return (value.shape, value.dtype, _backends.current().name)
+        return (value.known_shape("tl.function.get_graph"), value.dtype, _backends.current().name)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         feeds.append(value)
         backend = _backends.backend_of_array(value)
@@ -772,7 +772,7 @@ def _placeholder(value, path, trace, top, static):
         trace.weak_args[t._id] = frozenset((top,))
         return t
     if isinstance(value, TensorSpec):
-        return trace.placeholder(value.shape, value.dtype, _backends.current(), path)
+        return trace.placeholder(value.known_shape(path), value.dtype, _backends.current(), path)
     if isinstance(value, Tensor):
         if isinstance(value, Variable):
             return value
@@ -976,6 +976,8 @@ class Function:
                         f"tl.function({self.__name__}): input_signature[{i}] must be a "
                         f"tl.TensorSpec, got {type(s).__name__}"
                     )
+        # positions of the specs of unknown rank (TensorSpec(None)): traced once per rank
+        self._any_rank = tuple(i for i, s in enumerate(self.input_signature or ()) if s.shape is None)
         self._positional, self._varargs, keyword_only, has_kwargs = _parameters(fn)
         kinds = inspect.Parameter
         self._positional_only = sum(
@@ -1086,7 +1088,9 @@ class Function:
             keep.append(args[0])
             instance = (("id", id(args[0])),)
         if self.input_signature is not None:
-            return ("input_signature", *instance, _grad_registry.override_key()), feeds, keep
+            # A spec of unknown rank traces once per rank: the ranks of its arguments pick the graph.
+            ranks = tuple(len(args[i + len(instance)].shape) for i in self._any_rank)
+            return ("input_signature", *instance, ranks, _grad_registry.override_key()), feeds, keep
         statics = self._static_pos
         # Plain leaves (the common case) skip the tree walk.
         key = [*instance] + [
@@ -1233,6 +1237,13 @@ class Function:
             out.append(a)
         return tuple(out)
 
+    def _signature_for(self, args) -> tuple:
+        """The input_signature for a call with ``args`` (after a method's instance): a spec of unknown rank takes
+        its argument's rank, with every size unknown."""
+        if not self._any_rank:
+            return self.input_signature
+        return tuple(s.with_rank(len(a.shape)) for s, a in zip(self.input_signature, args))
+
     def _arg_name(self, i: int) -> str:
         """The parameter name of positional argument ``i`` (``args[k]`` for the k-th of ``*args``)."""
         n = len(self._positional)
@@ -1244,7 +1255,7 @@ class Function:
         if self.input_signature is not None:
             call.update(
                 (self._arg_name(i), ("tensor", s.shape, s.dtype.name, "signature"))
-                for i, s in enumerate(self.input_signature, int(method))
+                for i, s in enumerate(self._signature_for(args[int(method) :]), int(method))
             )
         else:
             for i, a in enumerate(args[int(method) :], int(method)):
@@ -1281,7 +1292,7 @@ class Function:
                 "or pass changing Python values as tensors"
             )
         if self.input_signature is not None:
-            args, kwargs = (*args[: int(method)], *self.input_signature), {}
+            args, kwargs = (*args[: int(method)], *self._signature_for(args[int(method) :])), {}
         tops = [(i, self._positional[i] if i < len(self._positional) else None) for i in range(len(args))]
         graph, sources, state_reads = trace_graph(
             self.python_function,
@@ -1347,7 +1358,7 @@ class Function:
         """The traced (unoptimized) Graph for these arguments; a ``tl.TensorSpec`` stands for any tensor
         of its shape and dtype (None: any size)."""
         if self.input_signature is not None and not args and not kwargs:
-            args = self.input_signature
+            args = tuple(s.known_shape(f"tl.function {self.__name__}.get_graph()") and s for s in self.input_signature)
         return self._concrete_for(args, kwargs, warn=False)[0].graph
 
     def save(self, path, *args, include_captures: bool = False, **kwargs) -> None:
