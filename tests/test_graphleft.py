@@ -141,3 +141,32 @@ def test_a_tensorspec_of_unknown_rank_traces_once_per_rank():
         tl.function(lambda x: x).get_graph(tl.TensorSpec(None))
     assert tl.TensorSpec(None).ndim is None
     assert tl.TensorSpec(None, "int32").is_compatible_with((), "int32")
+
+
+class _Dense:
+    def __init__(self, w):
+        self.w = tl.Variable(w)
+
+    @tl.function
+    def call(self, x, scale=1.0):
+        return (x @ self.w) * scale
+
+
+def test_a_bound_tl_function_method_has_get_graph_save_and_the_function_api(tmp_path):
+    import inspect
+
+    rng = np.random.default_rng(1)
+    w, x = rng.normal(size=(3, 2)), rng.normal(size=(4, 3))
+    layer = _Dense(w)
+    np.testing.assert_allclose(layer.call(x, 2.0).numpy(), 2.0 * x @ w, rtol=1e-12)
+    graph = layer.call.get_graph(tl.TensorSpec((None, 3), "float64"), 2.0)
+    assert graph.input_names == ["x", "scale"] and graph.inputs[0].shape == (None, 3)
+    assert [c.source for c in graph.captures] == [layer.w]  # this instance's Variable
+    np.testing.assert_allclose(graph(x, 0.5).numpy(), 0.5 * x @ w, rtol=1e-12)
+    layer.call.save(tmp_path / "dense", x, 3.0, include_captures=True)
+    np.testing.assert_allclose(tl.graph.load(tmp_path / "dense")(x, 3.0).numpy(), 3.0 * x @ w, rtol=1e-12)
+    assert layer.call.trace_count == _Dense.call.trace_count and layer.call.cache_info()["traces"] >= 2
+    assert layer.call.python_function is _Dense.call.python_function
+    assert str(inspect.signature(layer.call)) == "(x, scale=1.0)"
+    other = _Dense(-w)  # another instance: its own graph, its own Variable
+    assert other.call.get_graph(x, 1.0).captures[0].source is other.w

@@ -952,6 +952,42 @@ class _MethodCall:
         return self.function._call(True, instance, *args, **kwargs)
 
 
+class BoundFunction(functools.partial):
+    """A ``tl.function`` method bound to its instance (``layer.call``): calls run the instance's graphs, and
+    ``get_graph``/``save`` trace for it as :class:`Function`'s do for a function; the other attributes
+    (``trace_count``, ``cache_info()``, ``python_function``, ...) are the ``tl.function``'s.  A partial, so a call
+    costs what a partial's does.
+
+    >>> import tensorlib as tl
+    >>> class Scale:
+    ...     def __init__(self):
+    ...         self.w = tl.Variable(2.0)
+    ...
+    ...     @tl.function
+    ...     def __call__(self, x):
+    ...         return x * self.w
+    >>> s = Scale()
+    >>> [n.op_type for n in s.__call__.get_graph(tl.TensorSpec((3,))).nodes]
+    ['Mul']
+    """
+
+    def get_graph(self, *args, **kwargs) -> Graph:
+        """The traced (unoptimized) Graph of the method for these arguments (see :meth:`Function.get_graph`)."""
+        return self.func.function._graph_for(self.args, args, kwargs)
+
+    def save(self, path, *args, include_captures: bool = False, **kwargs) -> None:
+        """Trace the method for ``args`` and save that graph (see :meth:`Function.save`)."""
+        self.get_graph(*args, **kwargs).save(path, include_captures=include_captures)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # __wrapped__ and the like stay the partial's (inspect.signature drops the instance)
+            raise AttributeError(name)
+        return getattr(self.func.function, name)
+
+    def __repr__(self):
+        return f"<bound tl.function {self.func.function.__qualname__} of {type(self.args[0]).__name__} object>"
+
+
 class Function:
     """A Python function traced into graphs, one per input signature; see :func:`function`."""
 
@@ -1059,7 +1095,7 @@ class Function:
         # A method's graphs are per instance, as tf.function's: the instance is keyed by identity (held weakly)
         # even where its class compares by value (two equal layers hold different Variables: a graph shared by
         # value ran the first one's), and an input_signature describes the arguments after it.
-        return functools.partial(self._as_method, instance)
+        return BoundFunction(self._as_method, instance)
 
     def __call__(self, *args, **kwargs):
         return self._call(False, *args, **kwargs)
@@ -1357,9 +1393,13 @@ class Function:
     def get_graph(self, *args, **kwargs) -> Graph:
         """The traced (unoptimized) Graph for these arguments; a ``tl.TensorSpec`` stands for any tensor
         of its shape and dtype (None: any size)."""
+        return self._graph_for((), args, kwargs)
+
+    def _graph_for(self, instance: tuple, args, kwargs) -> Graph:
+        """``get_graph`` for a call; ``instance``: ``(the instance,)`` of a method, or ``()``."""
         if self.input_signature is not None and not args and not kwargs:
             args = tuple(s.known_shape(f"tl.function {self.__name__}.get_graph()") and s for s in self.input_signature)
-        return self._concrete_for(args, kwargs, warn=False)[0].graph
+        return self._concrete_for((*instance, *args), kwargs, warn=False, method=bool(instance))[0].graph
 
     def save(self, path, *args, include_captures: bool = False, **kwargs) -> None:
         """Trace for ``args`` (tensors, arrays or TensorSpecs) and save that graph (see ``Graph.save``)."""
