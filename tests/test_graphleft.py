@@ -170,3 +170,70 @@ def test_a_bound_tl_function_method_has_get_graph_save_and_the_function_api(tmp_
     assert str(inspect.signature(layer.call)) == "(x, scale=1.0)"
     other = _Dense(-w)  # another instance: its own graph, its own Variable
     assert other.call.get_graph(x, 1.0).captures[0].source is other.w
+
+
+def _corrupted(tmp_path, fn, x, op_type, attr, value):
+    """Save ``fn`` traced for ``x``, then set attribute ``attr`` of its ``op_type`` node to ``value``."""
+    import json
+
+    from tensorlib.graph.serialize import encode
+
+    path = tmp_path / f"{op_type}_{attr}"
+    tl.function(fn).save(path, x)
+    doc = json.loads(path.read_text())
+    (node,) = [n for n in doc["nodes"] if n["op"] == op_type]
+    node["attrs"][attr] = encode(value)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize(
+    "fn, op_type, attr, value",
+    [
+        (lambda x: tl.sum(x, axis=(0, 1)), "Sum", "axis", [0, 1]),
+        (lambda x: tl.sum(x, axis=-1), "Sum", "axis", True),
+        (lambda x: tl.sum(x, axis=-1), "Sum", "axis", 1.0),
+        (lambda x: tl.nn.leaky_relu(x, 0.1), "LeakyRelu", "alpha", (0.1, 0.2)),
+        (lambda x: tl.nn.leaky_relu(x, 0.1), "LeakyRelu", "alpha", None),
+        (lambda x: tl.one_hot(tl.argmax(x, axis=-1), 4), "OneHot", "on_value", "1"),
+        (lambda x: tl.pad(x, 1), "PadV2", "constant_values", ()),
+        (lambda x: tl.transpose(x), "Transpose", "perm", [1, 0, 2]),
+        (lambda x: tl.nn.dropout(x, 0.5, seed=1), "Dropout", "seed", 1.5),
+        (lambda x: tl.cast(x, "float32"), "Cast", "dtype", "float32"),
+    ],
+)
+def test_a_graph_file_with_an_ill_typed_attribute_is_refused_at_load(tmp_path, fn, op_type, attr, value):
+    from tensorlib.graph.serialize import GraphFormatError
+
+    x = np.arange(24.0).reshape(2, 3, 4)
+    path = _corrupted(tmp_path, fn, x, op_type, attr, value)
+    with pytest.raises(GraphFormatError, match=rf"node \d+ \({op_type}\) .*attribute {attr} is "):
+        tl.graph.load(path)
+
+
+def test_every_attribute_of_every_op_has_a_kind_the_loader_checks():
+    """The sweep: each registered op's attributes, by their defaults; a None default needs a named kind."""
+    from tensorlib.graph.serialize import NONE_DEFAULT_KINDS, SUBGRAPH_ATTRIBUTES, _check_attribute_kinds
+    from tensorlib.ops.registry import _ops
+
+    unnamed = set()
+    for op in _ops.values():
+        _check_attribute_kinds(op, dict(op.defaults))  # the defaults themselves pass
+        unnamed |= {
+            f"{op.name}.{name}"
+            for name, default in op.defaults.items()
+            if default is None and name not in NONE_DEFAULT_KINDS and name not in SUBGRAPH_ATTRIBUTES
+        }
+    assert unnamed <= {"CustomGradient.grad_fn"}  # a Python callable: never saved, refused at load
+
+
+def test_legal_attribute_values_still_load(tmp_path):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for fn in (
+        lambda x: tl.sum(x, axis=(0, 2), keepdims=True),
+        lambda x: tl.pad(x, ((0, 0), (1, 1), (0, 0)), constant_values=2.5),
+        lambda x: tl.nn.conv2d(x[..., None], np.ones((2, 2, 1, 1)), 1, ((0, 0), (1, 0), (0, 1), (0, 0))),
+        lambda x: tl.squeeze(x[:1]),
+    ):
+        tl.function(fn).save(tmp_path / "ok", x)
+        np.testing.assert_allclose(tl.graph.load(tmp_path / "ok")(x).numpy(), fn(tl.tensor(x)).numpy())

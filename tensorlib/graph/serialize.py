@@ -495,18 +495,70 @@ def _build(doc, arrays, backend) -> Graph:
     return graph
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, complex, np.number, np.bool_))
+
+
+def _is_int_tuple(value) -> bool:
+    return isinstance(value, tuple) and all(_is_int(v) for v in value)
+
+
+def _is_number_tree(value) -> bool:
+    return _is_number(value) or isinstance(value, tuple) and len(value) > 0 and all(_is_number_tree(v) for v in value)
+
+
+# What an attribute whose default is None holds, by its name, as the op wrappers pass it (besides None); a
+# subgraph attribute is checked by _check_subgraphs.  tests/test_graphleft.py checks every registered op's
+# None-default attributes are named here.
+NONE_DEFAULT_KINDS = {
+    "axis": (_is_int_tuple, "an int or a tuple of ints"),
+    "seed": (_is_int, "an int"),
+    "fill_value": (_is_int, "an int"),
+    "length": (_is_int, "an int"),
+    "maximum_iterations": (_is_int, "an int"),
+    "rcond": (_is_number, "a number"),
+    "posinf": (_is_number, "a number"),
+    "neginf": (_is_number, "a number"),
+    "dtype": (lambda v: isinstance(v, np.dtype), "a dtype"),
+    "rule": (lambda v: isinstance(v, str), "a str"),
+    "noise_shape": (_is_int_tuple, "a tuple of ints"),
+}
+SUBGRAPH_ATTRIBUTES = frozenset(("true_graph", "false_graph", "cond_graph", "body_graph", "body"))
+
+
 def _check_attribute_kinds(op, attrs) -> None:
     """An attribute holds the kind of value its default has, as the op wrappers pass it: a bool flag
-    (``keepdims``, ``reverse``) a bool or 0/1 (``tl.scan(..., reverse=1)`` saves 1), a number (``axis``,
-    ``on_value``) never a string, dtype, slice or dict.  Shape rules read flags by truthiness and skip
-    value attributes, so a file breaking this would load and fail in a kernel when the graph runs."""
+    (``keepdims``, ``reverse``) a bool or 0/1 (``tl.scan(..., reverse=1)`` saves 1), a number (``alpha``,
+    ``on_value``) a number (``constant_values`` also a tuple of them, per axis), a string a string (``padding``
+    also explicit pairs), a tuple a tuple, a dtype a dtype, and one whose default is None what
+    :data:`NONE_DEFAULT_KINDS` says (``axis``: None, an int or a tuple of ints).  Shape rules read flags by
+    truthiness and skip value attributes, so a file breaking this would load and fail in a kernel when the
+    graph runs (a list ``axis`` did: TypeError from the Sum kernel)."""
     for name, default in op.defaults.items():
         value = attrs[name]
         if type(default) is bool:
             if not (isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1))):
                 raise ValueError(f"attribute {name} is {value!r:.80}, not a bool")
-        elif type(default) in (int, float) and isinstance(value, (str, np.dtype, slice, dict, type(Ellipsis))):
-            raise ValueError(f"attribute {name} is {value!r:.80}, not a number")
+        elif isinstance(default, (int, float, complex)):
+            if not (_is_number(value) or name == "constant_values" and _is_number_tree(value)):
+                raise ValueError(f"attribute {name} is {value!r:.80}, not a number")
+        elif isinstance(default, (str, tuple, list, np.dtype)):
+            kinds = next(k for k in (str, tuple, list, np.dtype) if isinstance(default, k))
+            if not isinstance(value, (str, tuple) if kinds is str else kinds):
+                raise ValueError(f"attribute {name} is {value!r:.80}, not a {kinds.__name__}")
+        elif default is None and value is not None and name not in SUBGRAPH_ATTRIBUTES:
+            test, text = NONE_DEFAULT_KINDS.get(name, (None, "a value its op takes"))
+            if (
+                test is None
+                and isinstance(value, (list, dict, slice, type(Ellipsis)))
+                or test
+                and not (test(value) or name == "axis" and _is_int(value))
+            ):
+                raise ValueError(f"attribute {name} is {value!r:.80}, not None or {text}")
 
 
 def _check_subgraphs(op_type, ins, attrs) -> None:
