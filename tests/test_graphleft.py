@@ -237,3 +237,33 @@ def test_legal_attribute_values_still_load(tmp_path):
     ):
         tl.function(fn).save(tmp_path / "ok", x)
         np.testing.assert_allclose(tl.graph.load(tmp_path / "ok")(x).numpy(), fn(tl.tensor(x)).numpy())
+
+
+def _affine(params, x, scale=1.0, *, mode="sum"):
+    y = (x @ params["w"] + params["pair"][1]) * scale
+    return tl.sum(y) if mode == "sum" else y
+
+
+def test_a_loaded_graph_takes_the_nested_and_keyword_arguments_of_its_function(tmp_path):
+    rng = np.random.default_rng(2)
+    params = {"w": rng.normal(size=(3, 2)), "pair": (np.ones(2), rng.normal(size=2))}
+    x = rng.normal(size=(4, 3))
+    expected = np.sum((x @ params["w"] + params["pair"][1]) * 2.0)  # NumPy
+    f = tl.function(_affine)
+    f.save(tmp_path / "affine", params, x, 2.0, mode="sum")
+    for graph in (f.get_graph(params, x, 2.0, mode="sum"), tl.graph.load(tmp_path / "affine")):
+        for call in (
+            lambda: graph(params, x, 2.0, mode="sum"),
+            lambda: graph(params, x=x, scale=2.0, mode="sum"),
+            lambda: graph(mode="sum", x=x, params=params, scale=2.0),
+            lambda: graph(params["w"], params["pair"][0], params["pair"][1], x, 2.0),  # the flat inputs, as before
+        ):
+            np.testing.assert_allclose(float(call()), expected, rtol=1e-12)
+        with pytest.raises(ValueError, match="mode is 'mean'; the graph was traced for 'sum'"):
+            graph(params, x, 2.0, mode="mean")
+        with pytest.raises(TypeError, match=r"takes the arguments \(params, x, scale, mode\), as traced"):
+            graph(params, x, 2.0)
+        with pytest.raises(TypeError, match=r"params must be a dict with keys \['w', 'pair'\]"):
+            graph({"w": params["w"]}, x, 2.0, mode="sum")
+        with pytest.raises(TypeError, match=r"params\['pair'\] must be a tuple of 2 items"):
+            graph({"w": params["w"], "pair": (x,)}, x, 2.0, mode="sum")

@@ -770,8 +770,70 @@ def runner(graph: Graph) -> Executable:
     return exe
 
 
+def _structured(graph: Graph, args, kwargs) -> tuple:
+    """``(flat arguments, captures)`` of a call ``graph(*args, **kwargs)`` made as the traced function was called
+    (nested arguments, keywords; see ``Graph.signature``).  A call of the flat tensors alone is flat, as before."""
+    names, treedef = graph.signature
+    positional, by_name = treedef.children
+    parameters = set(names) | set(by_name.meta)
+    call_kwargs = {k: v for k, v in kwargs.items() if k in parameters}
+    captures = {k: v for k, v in kwargs.items() if k not in parameters}
+    flat = not by_name.meta and all(c.kind == "leaf" for c in positional.children)
+    if not call_kwargs and (flat or len(args) == len(graph.inputs) and all(_flat_input(a) for a in args)):
+        return args, captures  # the flat inputs, as before (checked as before)
+    args = list(args)
+    while len(args) < len(names) and names[len(args)] in call_kwargs:  # a positional parameter by name
+        args.append(call_kwargs.pop(names[len(args)]))
+    leaves = []
+    where = f"graph {graph.name!r}"
+    if len(args) != len(names) or set(call_kwargs) != set(by_name.meta):
+        given = [*names[: len(args)], *sorted(call_kwargs)]
+        wanted = [*names, *by_name.meta]
+        raise TypeError(f"{where}: takes the arguments ({', '.join(wanted)}), as traced; got ({', '.join(given)})")
+    for name, part, value in zip(names, positional.children, args):
+        _match(part, value, name, leaves, where)
+    for name, part in zip(by_name.meta, by_name.children):
+        _match(part, call_kwargs[name], name, leaves, where)
+    return leaves, captures
+
+
+def _flat_input(value) -> bool:
+    return hasattr(value, "shape") or value.__class__ in (int, float, bool)
+
+
+def _match(treedef, value, path: str, leaves: list, where: str) -> None:
+    """Append ``value``'s leaves where ``treedef`` has its inputs; its constants must be the values traced."""
+    kind = treedef.kind
+    if kind == "leaf":
+        leaves.append(value)
+        return
+    if kind in ("none", "constant"):
+        expected = treedef.meta if kind == "constant" else None
+        if value.__class__ is not expected.__class__ or value != expected:
+            raise ValueError(f"{where}: {path} is {value!r:.60}; the graph was traced for {expected!r:.60}")
+        return
+    children = treedef.children
+    if kind == "dict":
+        if not isinstance(value, dict) or set(value) != set(treedef.meta):
+            raise TypeError(f"{where}: {path} must be a dict with keys {list(treedef.meta)}, got {value!r:.60}")
+        for key, child in zip(treedef.meta, children):
+            _match(child, value[key], f"{path}[{key!r}]", leaves, where)
+        return
+    if kind == "namedtuple":
+        fits = isinstance(value, tuple) and getattr(type(value), "_fields", None) == treedef.meta._fields
+    else:
+        fits = kind in ("tuple", "list") and isinstance(value, (tuple, list))
+    if not fits or len(value) != len(children):
+        raise TypeError(f"{where}: {path} must be a {kind} of {len(children)} items, got {value!r:.60}")
+    for i, (child, item) in enumerate(zip(children, value)):
+        _match(child, item, f"{path}[{i}]", leaves, where)
+
+
 def call_graph(graph: Graph, *args, **captures):
-    """``graph(*args, **captures)``: check the arguments against the placeholders, then run."""
+    """``graph(*args, **captures)``: check the arguments against the placeholders, then run.  A traced graph (also
+    a loaded one) takes its function's arguments as the function did: nested, and by keyword."""
+    if graph.signature is not None:
+        args, captures = _structured(graph, args, captures)
     if len(args) != len(graph.inputs):
         names = ", ".join(graph.input_names) or "none"
         raise TypeError(f"graph {graph.name!r}: takes {len(graph.inputs)} tensor arguments ({names}), got {len(args)}")

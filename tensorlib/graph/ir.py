@@ -101,6 +101,10 @@ class Graph:
         # How outputs nest: a tensorlib.tree.TreeDef whose leaves are ``outputs`` in order (Python
         # constants the function returned sit in it as constants).
         self.structure = None
+        # How the traced function took its inputs, for ``graph(...)`` to take them alike: ``(parameter names
+        # of the positional arguments, TreeDef of (args, kwargs))``, whose leaves are ``inputs`` in order (the
+        # other values it was traced with sit in it as constants); None: flat positional inputs only.
+        self.signature = None
 
     # ------------------------------------------------------------ building
     def add_input(self, shape, dtype, name: str):
@@ -145,6 +149,7 @@ class Graph:
         g = Graph(self.name, self.backend)
         g.inputs, g.input_names = list(self.inputs), list(self.input_names)
         g.captures, g.constants, g.structure = list(self.captures), dict(self.constants), self.structure
+        g.signature = self.signature
         return g
 
     def constant_value(self, t):

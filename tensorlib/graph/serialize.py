@@ -174,6 +174,7 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
         "nodes": nodes,
         "outputs": [ids[t._id] for t in graph.outputs],
         "structure": _encode_structure(graph.structure),
+        **_encode_signature(graph.signature),
     }
 
 
@@ -218,6 +219,18 @@ def encode(value, where: str = "attribute"):
             "holding Python functions (such as tl.custom_gradient's grad_fn) cannot be saved"
         )
     raise ValueError(f"{where} has a value of type {type(value).__name__} that a graph file cannot hold")
+
+
+def _encode_signature(signature) -> dict:
+    """``{"signature": ...}`` for ``Graph.signature`` (the parameter names and the inputs' structure), or nothing
+    where the function took what a file cannot hold (a registered tl.tree node): the graph then takes flat inputs."""
+    if signature is None:
+        return {}
+    names, treedef = signature
+    try:
+        return {"signature": {"names": list(names), "structure": _encode_structure(treedef)}}
+    except ValueError:
+        return {}
 
 
 def _encode_structure(treedef: tree.TreeDef, counter=None):
@@ -492,6 +505,8 @@ def _build(doc, arrays, backend) -> Graph:
         raise GraphFormatError(
             f"the output structure {graph.structure!r} holds {counter[0]} tensors for {len(graph.outputs)} outputs"
         )
+    if "signature" in doc:
+        graph.signature = _decode_signature(doc["signature"], len(graph.inputs))
     return graph
 
 
@@ -637,6 +652,26 @@ def decode(value):
     if tag == "$scalar" and isinstance(body, list) and len(body) == 2 and isinstance(body[0], str):
         return _dtypes.as_dtype(body[0]).type(decode(body[1]))
     raise GraphFormatError(f"unknown attribute encoding {tag!r}")
+
+
+def _decode_signature(doc, n_inputs: int) -> tuple:
+    """The inverse of :func:`_encode_signature`: ``(parameter names, TreeDef of (args, kwargs))``."""
+    names = doc.get("names") if isinstance(doc, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise GraphFormatError(f"bad signature {doc!r:.80}")
+    counter = [0]
+    treedef = _decode_structure(doc.get("structure"), counter)
+    parts = treedef.children if treedef.kind == "tuple" else ()
+    if (
+        len(parts) != 2
+        or parts[0].kind != "tuple"
+        or len(parts[0].children) != len(names)
+        or parts[1].kind != "dict"
+        or not all(isinstance(k, str) for k in parts[1].meta)
+        or counter[0] != n_inputs
+    ):
+        raise GraphFormatError(f"the signature {treedef!r:.80} does not fit the graph's {n_inputs} inputs")
+    return names, treedef
 
 
 def _decode_structure(s, counter) -> tree.TreeDef:

@@ -1458,6 +1458,7 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=N
     placed_kwargs = {
         k: _with_placeholders(v, k, trace, (None, k), static[1].get(k, False)) for k, v in sorted(kwargs.items())
     }
+    graph.signature = _call_signature(placed_args, placed_kwargs, arg_names, trace)
     # Nodes get the annotate blocks opened in the function (a call's blocks are its runs', whichever traced it).
     outer_scopes = scopes.set(())
     try:
@@ -1470,6 +1471,20 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=N
     trace.freeze_temporaries()
     trace.drop_unread_temporaries()
     return graph, trace.sources, list(trace.state.values())
+
+
+def _call_signature(args, kwargs, arg_names, trace):
+    """``Graph.signature`` for a trace of ``fn(*args, **kwargs)`` (the placeholders in place), or None where a
+    leaf is neither a placeholder nor a Python constant (a Variable argument: a capture)."""
+    leaves, treedef = tree.flatten((tuple(args), dict(kwargs)), is_constant=_is_python_constant)
+    inputs = [t._id for t in trace.graph.inputs]
+    if not all(isinstance(t, Tensor) for t in leaves) or [t._id for t in leaves] != inputs:
+        return None
+    return list(arg_names[: len(args)]), treedef
+
+
+def _is_python_constant(value) -> bool:
+    return value is None or value.__class__ in (bool, int, float, str)
 
 
 def _used_values(graph: Graph) -> set:
