@@ -622,7 +622,13 @@ def check_int_array_range(arr: np.ndarray, dtype, where) -> None:
     wrapped (``int32 + [2**40]`` gave ``[1]``)."""
     if dtype.kind not in "iu" or not arr.size or np.can_cast(arr.dtype, dtype):
         return
-    info, low, high = np.iinfo(dtype), arr.min(), arr.max()
+    check_int_bounds(arr.min(), arr.max(), dtype, where)
+
+
+def check_int_bounds(low, high, dtype, where) -> None:
+    """The OverflowError of :func:`check_int_array_range` for values from ``low`` to ``high`` (also run by the
+    graph op ``CheckIntRange``, so that a traced conversion says what an eager one says)."""
+    info = np.iinfo(dtype)
     if low < info.min or high > info.max:
         bad = low if low < info.min else high
         raise OverflowError(f"{where} holds {bad}, which does not fit in {dtype} (range {info.min}..{info.max})")

@@ -267,3 +267,36 @@ def test_a_loaded_graph_takes_the_nested_and_keyword_arguments_of_its_function(t
             graph({"w": params["w"]}, x, 2.0, mode="sum")
         with pytest.raises(TypeError, match=r"params\['pair'\] must be a tuple of 2 items"):
             graph({"w": params["w"], "pair": (x,)}, x, 2.0, mode="sum")
+
+
+def test_a_traced_narrowing_tensor_conversion_overflows_as_the_eager_one():
+    big = np.array([2**40, 1], np.int64)
+    convert = tl.function(lambda x: tl.tensor(x, dtype="int32"))
+    message = r"tensor: data holds 1099511627776, which does not fit in int32 \(range -2147483648\.\.2147483647\)"
+    with pytest.raises(OverflowError, match=message):
+        tl.tensor(tl.tensor(big), dtype="int32")  # eager: the reference (NumPy's np.array(big).astype wraps)
+    with pytest.raises(OverflowError, match=message):
+        convert(tl.tensor(big))
+    fits = np.array([-(2**31), 2**31 - 1, 0], np.int64)
+    out = convert(tl.tensor(fits))
+    assert out.dtype == np.int32 and out.numpy().tolist() == fits.tolist()
+    with pytest.raises(OverflowError, match=r"holds -3000000000.0, which does not fit in int32"):
+        tl.function(lambda x: tl.tensor(x, dtype="int32"))(tl.tensor(np.array([-3e9, 1.0])))
+    assert convert(tl.tensor(np.zeros(0, np.int64))).shape == (0,)
+
+
+def test_a_custom_gradient_arity_error_counts_the_users_inputs():
+    def loss(x):
+        y = x * 3.0
+
+        @tl.custom_gradient
+        def f(a, b):  # closes over y: the rule refuses a gradient through it, as one more input
+            return a * y * b, lambda g: g * y  # one gradient for two inputs
+
+        return f(x, x)
+
+    x = tl.tensor(2.0)
+    message = r"grad_fn returned 1 gradients for 2 tensor inputs \(shape \(\) float32, shape \(\) float32\);"
+    for run in (tl.grad(loss), tl.grad(tl.grad(loss)), tl.function(tl.grad(tl.grad(loss)))):
+        with pytest.raises(ValueError, match=message):
+            run(x)
