@@ -6,34 +6,11 @@ What it attacks, and against which references:
   count is the reference; TF's AssignAddVariableOp is atomic per variable);
 """
 
-import threading
-
 import numpy as np
 import pytest
 
 import tensorlib as tl
-
-
-def _run_threads(targets, timeout=60):
-    errors = []
-
-    def guard(target):
-        def run():
-            try:
-                target()
-            except BaseException as e:  # noqa: BLE001 - reported in the main thread
-                errors.append(e)
-
-        return run
-
-    threads = [threading.Thread(target=guard(t)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout)
-        assert not t.is_alive(), "a thread hung"
-    if errors:
-        raise errors[0]
+from tests.test_contracts_threads import _run_threads
 
 
 @pytest.fixture

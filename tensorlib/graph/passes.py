@@ -374,18 +374,7 @@ def _box_filter(g: Graph, w, kh: int, kw: int, like):
     padded = g.add_node(
         _registry.get("PadV2"), (w,), {"paddings": pads, "constant_values": 0}, phase=like.phase, scope=like.scope
     )[0]
-    total = None
-    for p in range(kh):
-        for q in range(kw):
-            index = (slice(kh - 1 - p, kh - 1 - p + fh), slice(kw - 1 - q, kw - 1 - q + fw), slice(None), slice(None))
-            part = g.add_node(
-                _registry.get("StridedSlice"), (padded,), {"index": index}, phase=like.phase, scope=like.scope
-            )[0]
-            total = (
-                part
-                if total is None
-                else g.add_node(_registry.get("Add"), (total, part), {}, phase=like.phase, scope=like.scope)[0]
-            )
+    total = _sum_of_windows(g, padded, [(kh - 1 - p, kw - 1 - q) for p in range(kh) for q in range(kw)], fh, fw, like)
     scale = g.add_constant(w.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=w.dtype)), backend=w.backend)
     return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=like.phase, scope=like.scope)[0]
 
@@ -458,20 +447,25 @@ def _static_filter(node) -> tuple:
     return tuple(node.attrs["filter_shape"]) if node.op.name == "Conv2DBackpropFilter" else tuple(node.inputs[0].shape)
 
 
+def _sum_of_windows(g: Graph, source, corners, fh: int, fw: int, like):
+    """The sum of ``source``'s fh x fw windows (its first two axes) at ``corners``, in ``like``'s phase and scope."""
+    total = None
+    for p, q in corners:
+        index = (slice(p, p + fh), slice(q, q + fw), slice(None), slice(None))
+        part = g.add_node(
+            _registry.get("StridedSlice"), (source,), {"index": index}, phase=like.phase, scope=like.scope
+        )
+        total = (
+            part[0]
+            if total is None
+            else g.add_node(_registry.get("Add"), (total, part[0]), {}, phase=like.phase, scope=like.scope)[0]
+        )
+    return total
+
+
 def _box_correlate(g: Graph, wide, fh: int, fw: int, kh: int, kw: int, like):
     """``sum over p<kh, q<kw of wide[p:p+fh, q:q+fw]`` over kh*kw: the transpose of :func:`_box_filter`."""
-    total = None
-    for p in range(kh):
-        for q in range(kw):
-            index = (slice(p, p + fh), slice(q, q + fw), slice(None), slice(None))
-            part = g.add_node(
-                _registry.get("StridedSlice"), (wide,), {"index": index}, phase=like.phase, scope=like.scope
-            )[0]
-            total = (
-                part
-                if total is None
-                else g.add_node(_registry.get("Add"), (total, part), {}, phase=like.phase, scope=like.scope)[0]
-            )
+    total = _sum_of_windows(g, wide, [(p, q) for p in range(kh) for q in range(kw)], fh, fw, like)
     scale = g.add_constant(wide.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=wide.dtype)))
     return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=like.phase, scope=like.scope)[0]
 
