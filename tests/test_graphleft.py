@@ -214,6 +214,10 @@ def test_legal_attribute_values_still_load(tmp_path):
     ):
         tl.function(fn).save(tmp_path / "ok", x)
         np.testing.assert_allclose(tl.graph.load(tmp_path / "ok")(x).numpy(), fn(tl.tensor(x)).numpy())
+    # a scan over a dimension of unknown size saves length None
+    cumulative = tl.function(lambda xs: tl.scan(lambda c, v: (c + v, c + v), tl.tensor(0.0, dtype="float64"), xs)[1])
+    cumulative.save(tmp_path / "scan", tl.TensorSpec((None,), "float64"))
+    np.testing.assert_array_equal(tl.graph.load(tmp_path / "scan")(np.arange(5.0)).numpy(), np.cumsum(np.arange(5.0)))
 
 
 def _affine(params, x, scale=1.0, *, mode="sum"):

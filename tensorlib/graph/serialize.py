@@ -548,7 +548,8 @@ SUBGRAPH_ATTRIBUTES = frozenset(("true_graph", "false_graph", "cond_graph", "bod
 def _check_attribute_kinds(op, attrs) -> None:
     """An attribute holds the kind of value its default has, as the op wrappers pass it: a bool flag
     (``keepdims``, ``reverse``) a bool or 0/1 (``tl.scan(..., reverse=1)`` saves 1), a number (``alpha``,
-    ``on_value``) a number (``constant_values`` also a tuple of them, per axis), a string a string (``padding``
+    ``on_value``) a number (``constant_values`` also a tuple of them, per axis; an int also None, a size unknown
+    when traced), a string a string (``padding``
     also explicit pairs), a tuple a tuple, a dtype a dtype, and one whose default is None what
     :data:`NONE_DEFAULT_KINDS` says (``axis``: None, an int or a tuple of ints).  Shape rules read flags by
     truthiness and skip value attributes, so a file breaking this would load and fail in a kernel when the
@@ -559,7 +560,10 @@ def _check_attribute_kinds(op, attrs) -> None:
             if not (isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1))):
                 raise ValueError(f"attribute {name} is {value!r:.80}, not a bool")
         elif isinstance(default, (int, float, complex)):
-            if not (_is_number(value) or name == "constant_values" and _is_number_tree(value)):
+            # An int may be a size that is unknown when traced (tl.scan's length over a None dimension).
+            if not (_is_number(value) or name == "constant_values" and _is_number_tree(value)) and (
+                value is not None or type(default) is not int
+            ):
                 raise ValueError(f"attribute {name} is {value!r:.80}, not a number")
         elif isinstance(default, (str, tuple, list, np.dtype)):
             kinds = next(k for k in (str, tuple, list, np.dtype) if isinstance(default, k))
