@@ -265,6 +265,7 @@ _EMPTY: dict = {}
 _scalars: dict = {}  # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None  # set by tensorlib.ops.math (Cast) to break the import cycle
 _stack_op = None  # set by tensorlib.ops.shape (Pack), likewise
+_check_int_range_op = None  # set by tensorlib.ops.creation (CheckIntRange), likewise
 _new = object.__new__
 _next_id = _ids.__next__
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -868,20 +869,21 @@ def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
         )
 
 
-def _check_int_narrowing(var: Variable, value: Tensor, raw, how: str) -> None:
+def _check_int_narrowing(var: Variable, value: Tensor, raw, how: str) -> Tensor:
     """An integer value of a wider dtype than ``var``'s is assigned only where every element fits: the cast
-    would wrap it (2**40 into int32 became 0).  The caller's array or an eager tensor is checked; a traced
-    tensor cannot be, so it must be cast by the caller (``tl.cast``, which wraps as NumPy does)."""
+    would wrap it (2**40 into int32 became 0).  The caller's array or an eager tensor is checked now; a traced
+    tensor when the graph runs (returned through a ``CheckIntRange`` node, raising the eager error)."""
     if not (value.dtype.kind in "iu" and var.dtype.kind in "iu") or np.can_cast(value.dtype, var.dtype):
-        return
+        return value
     where = f"Variable.{how}: value of shape {tuple(value.shape)} {value.dtype} for variable {var.name!r} {var.dtype}"
     if value is not raw:  # the caller's array (a list was read at the variable's dtype already)
         concrete = np.asarray(raw)
     elif value._value is not None:
         concrete = value.backend.to_numpy(value._value)
     else:
-        raise TypeError(f"{where} is traced and may not fit: cast it with tl.cast(value, {str(var.dtype)!r}) first")
+        return _check_int_range_op(value, var.dtype, where)
     check_int_array_range(concrete, var.dtype, where)
+    return value
 
 
 def assign_variable(var: Variable, value, how: str) -> Variable:
@@ -893,7 +895,7 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
         except OverflowError as e:
             raise OverflowError(f"Variable.{how} of variable {var.name!r} {var.dtype}: {e}") from None
     if tuple(value.shape) != tuple(var.shape) or value.dtype != var.dtype:
-        _check_int_narrowing(var, value, raw, how)
+        value = _check_int_narrowing(var, value, raw, how)
         if (
             value.dtype != var.dtype
             and value.dtype.kind == var.dtype.kind

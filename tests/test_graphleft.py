@@ -281,3 +281,18 @@ def test_a_custom_gradient_arity_error_counts_the_users_inputs():
     for run in (tl.grad(loss), tl.grad(tl.grad(loss)), tl.function(tl.grad(tl.grad(loss)))):
         with pytest.raises(ValueError, match=message):
             run(x)
+
+
+def test_a_traced_narrowing_variable_assign_is_checked_when_it_runs_as_eagerly():
+    v = tl.Variable(np.zeros(2, np.int32), name="counts")
+
+    @tl.function
+    def store(x):
+        tl.cond(tl.sum(x) > 0, lambda: v.assign(x), lambda: v.assign(-x))
+        return v + 0
+
+    fits = np.array([5, 2**31 - 1], np.int64)
+    assert store(tl.tensor(fits)).numpy().tolist() == fits.tolist()  # refused at trace before, eager assigns it
+    with pytest.raises(OverflowError, match=r"Variable.assign: .* 'counts' int32 holds 1099511627776, which does"):
+        store(tl.tensor(np.array([2**40, 1], np.int64)))
+    assert v.numpy().tolist() == fits.tolist()  # untouched, as eagerly

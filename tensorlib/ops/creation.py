@@ -299,3 +299,6 @@ def check_int_range(x, dtype, where: str) -> Tensor:
     OverflowError: data holds 1099511627776, which does not fit in int32 (range -2147483648..2147483647)
     """
     return _check_int_range(x, dtype=_dt.as_dtype(dtype), where=where)
+
+
+dispatch._check_int_range_op = check_int_range
