@@ -140,6 +140,7 @@ def test_a_bound_tl_function_method_has_get_graph_save_and_the_function_api(tmp_
     assert graph.input_names == ["x", "scale"] and graph.inputs[0].shape == (None, 3)
     assert [c.source for c in graph.captures] == [layer.w]  # this instance's Variable
     np.testing.assert_allclose(graph(x, 0.5).numpy(), 0.5 * x @ w, rtol=1e-12)
+    np.testing.assert_allclose(graph(scale=0.5, x=x).numpy(), 0.5 * x @ w, rtol=1e-12)  # as the method takes them
     layer.call.save(tmp_path / "dense", x, 3.0, include_captures=True)
     np.testing.assert_allclose(tl.graph.load(tmp_path / "dense")(x, 3.0).numpy(), 3.0 * x @ w, rtol=1e-12)
     assert layer.call.trace_count == _Dense.call.trace_count and layer.call.cache_info()["traces"] >= 2

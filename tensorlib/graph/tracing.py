@@ -1338,6 +1338,7 @@ class Function:
             [self._arg_name(i) for i in range(len(args))],
             tops,
             (self._static_pos, self._static_names),
+            bound=int(method),
         )
         _hold_argument_variables_weakly(graph, args, kwargs)
         self._note_state(state_reads)
@@ -1439,13 +1440,14 @@ def _parameters(fn) -> tuple:
     return positional, varargs, keyword_only, any(p.kind is kinds.VAR_KEYWORD for p in params)
 
 
-def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=None) -> tuple:
+def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=None, bound: int = 0) -> tuple:
     """Run ``fn`` under a new trace: ``(graph, closed-over objects, [(owner, name) of the Python state it read]``.
 
     Tensor, array and TensorSpec leaves of the arguments (and Python floats) become placeholders, named by
     ``arg_names`` (default ``args[i]``), but in the arguments that ``static`` (two dicts: position -> mode,
     name -> mode) marks: mode True keeps every leaf a Python value, ``_FLOATS`` the floats only.  ``tops``
-    says which (position, name) each argument is."""
+    says which (position, name) each argument is; the first ``bound`` arguments (a method's instance) are no
+    part of the graph's call signature."""
     static = static or ({}, {})
     first = next((a for a in tree.leaves((args, kwargs)) if isinstance(a, Tensor)), None)
     graph = Graph(name, first.backend if first is not None else _backends.current())
@@ -1458,7 +1460,7 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=N
     placed_kwargs = {
         k: _with_placeholders(v, k, trace, (None, k), static[1].get(k, False)) for k, v in sorted(kwargs.items())
     }
-    graph.signature = _call_signature(placed_args, placed_kwargs, arg_names, trace)
+    graph.signature = _call_signature(placed_args[bound:], placed_kwargs, arg_names[bound:], trace)
     # Nodes get the annotate blocks opened in the function (a call's blocks are its runs', whichever traced it).
     outer_scopes = scopes.set(())
     try:
