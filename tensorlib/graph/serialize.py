@@ -526,15 +526,14 @@ def _is_number_tree(value) -> bool:
     return _is_number(value) or isinstance(value, tuple) and len(value) > 0 and all(_is_number_tree(v) for v in value)
 
 
-# What an attribute whose default is None holds, by its name, as the op wrappers pass it (besides None); a
-# subgraph attribute is checked by _check_subgraphs.  tests/test_graphleft.py checks every registered op's
+# What an attribute whose default is None holds, by its name, as the op wrappers pass it (besides None); the
+# control-flow ones by _check_subgraphs.  tests/test_graphleft.py checks every registered op's
 # None-default attributes are named here.
 NONE_DEFAULT_KINDS = {
     "axis": (_is_int_tuple, "an int or a tuple of ints"),
     "seed": (_is_int, "an int"),
     "fill_value": (_is_int, "an int"),
     "length": (_is_int, "an int"),
-    "maximum_iterations": (_is_int, "an int"),
     "rcond": (_is_number, "a number"),
     "posinf": (_is_number, "a number"),
     "neginf": (_is_number, "a number"),
@@ -542,7 +541,8 @@ NONE_DEFAULT_KINDS = {
     "rule": (lambda v: isinstance(v, str), "a str"),
     "noise_shape": (_is_int_tuple, "a tuple of ints"),
 }
-SUBGRAPH_ATTRIBUTES = frozenset(("true_graph", "false_graph", "cond_graph", "body_graph", "body"))
+# The attributes _check_subgraphs checks (the control-flow nodes' subgraphs and loop bound).
+SUBGRAPH_ATTRIBUTES = frozenset(("true_graph", "false_graph", "cond_graph", "body_graph", "body", "maximum_iterations"))
 
 
 def _check_attribute_kinds(op, attrs) -> None:
