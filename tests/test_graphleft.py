@@ -4,6 +4,18 @@ What it attacks, and against which references:
 - threads: a traced function that updates Variables (assign_add, in the body and in a tl.cond branch), called
   from several threads at once, and mixed with eager assign_add in other threads, loses no update (the serial
   count is the reference; TF's AssignAddVariableOp is atomic per variable);
+- tl.profiler.annotate inside a traced function: the nodes keep their scopes (print(graph), saved files) and
+  tl.profile of the traced runs (interpreted, compiled, replayed for a tape, loaded) labels each op as the
+  eager run of the same function does (the eager profile is the reference);
+- tl.TensorSpec(None) (unknown rank) in input_signature: one trace per rank, values against NumPy;
+- a bound tl.function method's get_graph/save/attributes, against x @ w of the instance's weights;
+- hostile graph files: an attribute of the wrong kind (a list axis, a tuple alpha, a string on_value, ...) is a
+  GraphFormatError naming node, op and attribute at load; a sweep of every registered op's attributes; legal
+  files (explicit conv padding, per-axis pad values, a scan of unknown length) still load, against eager/NumPy;
+- a traced or loaded graph called with its function's nested and keyword arguments (NumPy reference);
+- integer overflow: tl.tensor(traced int64, dtype=int32) and a traced narrowing Variable.assign raise the
+  eager OverflowError when they run, and convert what fits (the eager calls are the reference);
+- a custom_gradient arity error counts the user's inputs (eager, traced, second order traced).
 """
 
 import numpy as np
