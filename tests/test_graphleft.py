@@ -100,6 +100,34 @@ def test_annotate_scopes_reach_the_nodes_of_a_traced_function(tmp_path):
         assert _profiled(f, x) == eager
 
 
+def _branching(x):
+    with tl.profiler.annotate("outer"):
+
+        def branch():
+            with tl.profiler.annotate("branch"):
+                return tl.exp(x)
+
+        y = tl.cond(tl.sum(x) > 0, branch, lambda: x)
+    return tl.sum(y)
+
+
+def test_annotate_scopes_in_a_branch_nest_once_in_every_run():
+    x = tl.tensor(np.ones(2))
+    f = tl.function(_branching)
+
+    def ops(fn):  # the Cond node itself has no eager op
+        return [e for e in _profiled(fn, x) if e[0] != "Cond"]
+
+    eager = ops(_branching)
+    assert ("Exp", "step/outer/branch") in eager
+    assert ops(f) == eager and ops(f) == eager  # interpreted, then compiled
+    with tl.GradientTape() as tape:  # replayed: the Cond runs its branch inside the Cond's scope
+        tape.watch(x)
+        assert ops(f) == eager
+    branch = f.get_graph(x).nodes[2].attrs["true_graph"]
+    assert [n.scope for n in branch.nodes] == [("branch",)]  # relative to the Cond node, scoped ("outer",)
+
+
 def test_a_graph_optimized_inside_an_annotate_block_keeps_its_own_scopes():
     f = tl.function(lambda x: tl.sum(tl.exp(x) * 1.0))  # the pass drops the Mul; its Exp has no scope
     with tl.profiler.annotate("outer"):

@@ -25,6 +25,7 @@ return v3
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import threading
@@ -377,7 +378,8 @@ class Executable:
         views = {} if self.fixups is None else None  # the first run records which results are views
         for k, step in enumerate(self.steps):
             try:
-                self._interpret_step(k, step, env, targets, observers, fixups, views, feeds)
+                with _in_scope(step.node) if observers else _NO_SCOPE:
+                    self._interpret_step(k, step, env, targets, observers, fixups, views, feeds)
             except Exception as e:
                 self._note(e, step.node)
                 raise
@@ -431,6 +433,7 @@ class Executable:
 
 
 _GENERAL, _ASSIGN, _POOLED, _POOLED_MULTI = 3, 4, 5, 6
+_NO_SCOPE = contextlib.nullcontext()
 
 # Results at least this big are written into pooled buffers (when their op has an out_kernel): below
 # it malloc recycles freed blocks without touching new pages, and the pooled call's extra keyword
@@ -517,43 +520,53 @@ def _reporting(kernel, node, multi, fixes, observers, pool):
     backend = node.outputs[0].backend
 
     def run(*args, **kwargs):
-        start = time.perf_counter()
-        result = kernel(*args, **kwargs)
-        backend.synchronize()
-        seconds = time.perf_counter() - start
-        results = result if multi else (result,)
-        if fixes is not None:
-            results = [dispatch.fit_result(r, *fix) for r, fix in zip(results, fixes)]
-        # Observers get new views of pooled memory: one they keep counts as a reference to the
-        # buffer, so the next run's step allocates instead of overwriting it.
-        shown = [r.view() if pool and _owner(r) in pool else r for r in (*args, *results)]
-        values = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(shown, (*node.inputs, *node.outputs))]
-        _tell(observers, node, values[: len(args)], values[len(args) :], multi, seconds, kernel, backend)
+        with _in_scope(node):
+            start = time.perf_counter()
+            result = kernel(*args, **kwargs)
+            backend.synchronize()
+            seconds = time.perf_counter() - start
+            results = result if multi else (result,)
+            if fixes is not None:
+                results = [dispatch.fit_result(r, *fix) for r, fix in zip(results, fixes)]
+            # Observers get new views of pooled memory: one they keep counts as a reference to the
+            # buffer, so the next run's step allocates instead of overwriting it.
+            shown = [r.view() if pool and _owner(r) in pool else r for r in (*args, *results)]
+            values = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(shown, (*node.inputs, *node.outputs))]
+            _tell(observers, node, values[: len(args)], values[len(args) :], multi, seconds, kernel, backend)
         return result
 
     return run
 
 
-def _tell(observers, node, inputs, outputs, multi, seconds, kernel, backend):
-    """Report a run of ``node`` to ``observers``, inside the ``tl.profiler.annotate`` blocks it was traced in
-    (nested in those its call runs in), as its ops would be reported eagerly."""
-    token = scopes.set(scopes.get() + node.scope) if node.scope else None
+@contextlib.contextmanager
+def _in_scope(node):
+    """The block runs inside the ``tl.profiler.annotate`` blocks ``node`` was traced in, nested in the current
+    ones: observers see its run there, as they would see its op eagerly, and a control-flow node's subgraph
+    steps (whose scopes are relative to the node) inside it."""
+    if not node.scope:
+        yield
+        return
+    token = scopes.set(scopes.get() + node.scope)
     try:
-        for obs in observers:
-            obs.on_op(
-                node.op,
-                tuple(inputs),
-                tuple(outputs) if multi else outputs[0],
-                node.attrs,
-                seconds,
-                kernel,
-                backend,
-                mode="graph",
-                phase=node.phase,
-            )
+        yield
     finally:
-        if token is not None:
-            scopes.reset(token)
+        scopes.reset(token)
+
+
+def _tell(observers, node, inputs, outputs, multi, seconds, kernel, backend):
+    """Report a run of ``node`` to ``observers`` (called inside :func:`_in_scope`)."""
+    for obs in observers:
+        obs.on_op(
+            node.op,
+            tuple(inputs),
+            tuple(outputs) if multi else outputs[0],
+            node.attrs,
+            seconds,
+            kernel,
+            backend,
+            mode="graph",
+            phase=node.phase,
+        )
 
 
 def _run_general(env, kernel, ins, out, attrs, fixes):
@@ -734,13 +747,7 @@ def replay(graph: Graph, leaves, sources):
         attrs = node.attrs
         if node.op.name == "CustomGradient":
             attrs = dict(attrs, grad_fn=_reading(attrs["grad_fn"], env))
-        if node.scope:  # run in the annotate blocks it was traced in: profiles and an outer trace see them
-            token = scopes.set(scopes.get() + node.scope)
-            try:
-                outs = dispatch.apply(node.op, args, attrs)
-            finally:
-                scopes.reset(token)
-        else:
+        with _in_scope(node):  # profiles and an outer trace see the annotate blocks it was traced in
             outs = dispatch.apply(node.op, args, attrs)
         env.update(zip((o._id for o in node.outputs), outs if isinstance(outs, tuple) else (outs,)))
     return [

@@ -557,8 +557,13 @@ def trace_subgraph(fn, args, name: str, loop: bool = False):
     for t, p in zip(arg_leaves, placed):
         _inherit_weakness(t, p, parent, sub)
         sub.tape_reads.placed(t, p)
-    with dispatch.in_mode(sub):
-        result = fn(*tree.unflatten(arg_def, placed))
+    # Its nodes' scopes are relative to the control-flow node (which has the enclosing blocks' names).
+    outer_scopes = scopes.set(())
+    try:
+        with dispatch.in_mode(sub):
+            result = fn(*tree.unflatten(arg_def, placed))
+    finally:
+        scopes.reset(outer_scopes)
     leaves, graph.structure = tensor_leaves(result, graph.backend)
     graph.outputs = [sub.lift(t) for t in leaves]
     sub.drop_unread_outer()

@@ -296,7 +296,7 @@ def check_int_range(x, dtype, where: str) -> Tensor:
     >>> import numpy as np, tensorlib as tl
     >>> check_int_range(tl.tensor(np.array([2**40])), "int32", "data")
     Traceback (most recent call last):
-    OverflowError: data holds 1099511627776, which does not fit in int32 (range -2147483648..2147483647)
+    OverflowError: CheckIntRange: data holds 1099511627776, which does not fit in int32 (range ...) (inputs x: ...)
     """
     return _check_int_range(x, dtype=_dt.as_dtype(dtype), where=where)
 
