@@ -145,7 +145,10 @@ def _variable_init(self, initial_value, name: str | None = None, trainable: bool
 def _assign(self, value):
     """Set the value (same shape; a value of the same kind is cast to the variable's dtype, an integer only
     where every element fits, else OverflowError); inside ``tl.function`` this becomes a graph node."""
-    return dispatch.assign_variable(self, value, "assign")
+    # Under the Variable's lock, which assign_add/assign_sub and a graph run that assigns it hold across their
+    # read and write: no other thread's assign lands between them and is lost (TF's assign is atomic too).
+    with self._lock:
+        return dispatch.assign_variable(self, value, "assign")
 
 
 def _update(var, delta, combine, how: str):
