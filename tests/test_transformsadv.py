@@ -1,0 +1,80 @@
+"""The function transforms attacked as a JAX user would use them: ``holomorphic=`` Jacobians and Hessians,
+cotangents of integer outputs, ``tl.cond`` with a predicate per element of ``tl.vmap`` under reverse mode,
+and JAX's ``Tensor.at[...]`` update methods under ``tl.grad`` and ``tl.vmap``.
+
+References: NumPy formulas and float64 central finite differences (along the real axis for complex
+derivatives) everywhere; JAX in float64 only behind ``pytest.importorskip``.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+RNG = np.random.default_rng(7)
+Z = RNG.standard_normal(3) + 1j * RNG.standard_normal(3)
+W = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+
+
+def _f_np(z):
+    return np.sin(z) * (W @ z) + np.exp(z[0]) * z**2
+
+
+def _f_tl(z):
+    return tl.sin(z) * (W @ z) + tl.exp(z[0]) * z**2
+
+
+def _complex_jacobian_fd(f, z, eps=1e-6):
+    """``d f_i / d z_j`` of a holomorphic ``f`` by central differences along the real axis (float64)."""
+    columns = []
+    for j in range(z.size):
+        e = np.zeros_like(z)
+        e[j] = eps
+        columns.append((f(z + e) - f(z - e)) / (2 * eps))
+    return np.stack(columns, axis=-1)
+
+
+# ---------------------------------------------------------------- holomorphic Jacobians and Hessians
+
+
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev", "jacobian"])
+def test_holomorphic_jacobians_are_the_complex_derivative(transform):
+    # jacfwd(f, holomorphic=True), JAX's spelling, was a TypeError (unexpected keyword argument).
+    got = getattr(tl, transform)(_f_tl, holomorphic=True)(Z)
+    assert got.dtype == np.complex128
+    np.testing.assert_allclose(got.numpy(), _complex_jacobian_fd(_f_np, Z), rtol=1e-7, atol=1e-8)
+
+
+def test_holomorphic_hessian_is_the_second_complex_derivative():
+    def s_np(z):
+        return np.sum(_f_np(z))
+
+    got = tl.hessian(lambda z: tl.sum(_f_tl(z)), holomorphic=True)(Z).numpy()
+    first = lambda z: _complex_jacobian_fd(lambda u: np.atleast_1d(s_np(u)), z)[0]  # noqa: E731
+    np.testing.assert_allclose(got, _complex_jacobian_fd(first, Z, eps=1e-4), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(complex(tl.hessian(lambda z: z**3, holomorphic=True)(tl.tensor(1 + 2j))), 6 + 12j)
+
+
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev", "hessian"])
+def test_holomorphic_refuses_real_arguments_and_real_outputs(transform):
+    jac = getattr(tl, transform)
+    with pytest.raises(
+        TypeError, match=r"holomorphic=True differentiates with respect to complex inputs, got dtype float64"
+    ):
+        jac(lambda z: z * (1 + 1j), holomorphic=True)(Z.real)
+    with pytest.raises(TypeError, match=r"with holomorphic=True, f must return complex tensors, got dtype float64"):
+        jac(lambda z: tl.sum(tl.abs(z)), holomorphic=True)(Z)
+
+
+def test_holomorphic_jacobians_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def f_jax(z):
+        return jnp.sin(z) * (W @ z) + jnp.exp(z[0]) * z**2
+
+    for ours, theirs in [(tl.jacfwd, jax.jacfwd), (tl.jacrev, jax.jacrev), (tl.hessian, jax.hessian)]:
+        np.testing.assert_allclose(
+            ours(_f_tl, holomorphic=True)(Z).numpy(), theirs(f_jax, holomorphic=True)(Z), rtol=1e-12
+        )
