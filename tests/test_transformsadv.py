@@ -78,3 +78,36 @@ def test_holomorphic_jacobians_match_jax():
         np.testing.assert_allclose(
             ours(_f_tl, holomorphic=True)(Z).numpy(), theirs(f_jax, holomorphic=True)(Z), rtol=1e-12
         )
+
+
+# ---------------------------------------------------------------- cotangents of integer outputs
+
+
+def _float0_zeros(shape):
+    """JAX's float0 zeros (a NumPy void dtype of no bytes), without JAX."""
+    return np.zeros(shape, dtype=[("float0", "V")])
+
+
+def test_vjp_takes_float0_or_zero_cotangents_for_integer_and_bool_outputs():
+    # A float0 cotangent (what JAX asks for an integer output) was "dtype [('float0', 'V')] is not supported".
+    x = np.array([1.0, 2.0, -0.5])
+    out, vjp_fn = tl.vjp(lambda v: (tl.sin(v) * v, tl.argmax(v), v > 1), x)
+    want = np.sin(x) + x * np.cos(x)
+    for ints in [(_float0_zeros(()), _float0_zeros(3)), (0, np.zeros(3, bool)), (np.int64(0), tl.zeros(3, "bool"))]:
+        (g,) = vjp_fn((np.ones(3), *ints))
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-14)
+    # A nonzero cotangent for an integer output was dropped silently; JAX refuses it too.
+    with pytest.raises(TypeError, match=r"vjp_fn: output 1 is int64 \(shape \(\)\), which carries no gradient"):
+        vjp_fn((np.ones(3), 2, np.zeros(3, bool)))
+    with pytest.raises(ValueError, match=r"cotangent shape \(3,\) does not match output shape \(\)"):
+        vjp_fn((np.ones(3), _float0_zeros(3), _float0_zeros(3)))
+
+
+def test_vjp_float0_cotangents_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    x = np.array([1.0, 2.0, -0.5])
+    _, ours = tl.vjp(lambda v: (v**3, tl.argmax(v)), x)
+    _, theirs = jax.vjp(lambda v: (v**3, jax.numpy.argmax(v)), x)
+    ct = (np.arange(3.0), np.zeros((), jax.dtypes.float0))
+    np.testing.assert_allclose(ours(ct)[0].numpy(), theirs(ct)[0], rtol=1e-14)

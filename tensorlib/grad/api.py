@@ -285,13 +285,20 @@ def _vjp(f, primals, has_aux, what, integers: bool = False):
                 f"{out_def!r}, cotangent structure {ct_def!r})"
             )
         targets, weights = [], []
-        for c, o, leaf in zip(cts, outs, leaves):
+        for k, (c, o, leaf) in enumerate(zip(cts, outs, leaves)):
             shape = tuple(getattr(leaf, "shape", ()))
             if tuple(getattr(c, "shape", ())) != shape:
                 raise ValueError(
                     f"vjp_fn: cotangent shape {tuple(getattr(c, 'shape', ()))} does not match output shape {shape}"
                 )
-            if o is not None:
+            if o is not None and o.dtype.kind not in "fc":
+                # A constant to differentiation (JAX's float0 cotangent; a float0 array was "dtype not supported").
+                if not _zeros_of_shape(c, shape):
+                    raise TypeError(
+                        f"vjp_fn: output {k} is {o.dtype} (shape {shape}), which carries no gradient; its cotangent "
+                        f"must be zeros or JAX's float0 zeros of its shape, got nonzero values"
+                    )
+            elif o is not None:
                 weight = c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype)
                 check_cotangent_kind(weight, o, "vjp_fn: cotangent")
                 targets.append(o)
@@ -365,8 +372,7 @@ def _tangent_leaves(primals, tangents, what) -> list:
         dtype = t.dtype if isinstance(t, Tensor) else np.asarray(t).dtype
         if x.dtype.kind not in "fc":
             shape = tuple(t.shape) if isinstance(t, Tensor) else np.shape(t)
-            values = t._value if isinstance(t, Tensor) else np.asarray(t)
-            if shape != tuple(x.shape) or values is not None and dtype.kind != "V" and np.any(values):
+            if not _zeros_of_shape(t, x.shape):
                 raise TypeError(
                     f"{what}: cannot differentiate with respect to primal {i} of dtype {x.dtype} (shape "
                     f"{tuple(x.shape)}): an integer or bool primal carries no tangent, so give None or zeros of its "
@@ -387,6 +393,14 @@ def _tangent_leaves(primals, tangents, what) -> list:
             raise ValueError(f"{what}: tangent shape {tuple(t.shape)} does not match primal shape {tuple(x.shape)}")
         ts.append(t)
     return ts
+
+
+def _zeros_of_shape(t, shape) -> bool:
+    """Whether ``t`` (a tensor, array or number) is zeros of ``shape``, or JAX's ``float0`` of it (symbolic zeros):
+    the only tangent or cotangent of an integer or bool value (it carries none).  Traced zeros count (no value)."""
+    values = t._value if isinstance(t, Tensor) else np.asarray(t)
+    got = tuple(t.shape) if isinstance(t, Tensor) else values.shape
+    return got == tuple(shape) and (values is None or values.dtype.kind == "V" or not np.any(values))
 
 
 def _primals(primals, what, integers: bool = False):
