@@ -398,8 +398,11 @@ def _tangent_leaves(primals, tangents, what) -> list:
 def _zeros_of_shape(t, shape) -> bool:
     """Whether ``t`` (a tensor, array or number) is zeros of ``shape``, or JAX's ``float0`` of it (symbolic zeros):
     the only tangent or cotangent of an integer or bool value (it carries none).  Traced zeros count (no value)."""
-    values = t._value if isinstance(t, Tensor) else np.asarray(t)
-    got = tuple(t.shape) if isinstance(t, Tensor) else values.shape
+    if isinstance(t, Tensor):  # its values on the host (any backend's array); a traced one has none
+        values, got = (None if t._value is None else t.numpy()), tuple(t.shape)
+    else:
+        values = np.asarray(t)
+        got = values.shape
     return got == tuple(shape) and (values is None or values.dtype.kind == "V" or not np.any(values))
 
 
