@@ -111,3 +111,88 @@ def test_vjp_float0_cotangents_match_jax():
     _, theirs = jax.vjp(lambda v: (v**3, jax.numpy.argmax(v)), x)
     ct = (np.arange(3.0), np.zeros((), jax.dtypes.float0))
     np.testing.assert_allclose(ours(ct)[0].numpy(), theirs(ct)[0], rtol=1e-14)
+
+
+# ---------------------------------------------------------------- control flow with a predicate per element of tl.vmap
+
+A = np.array([0.5, -1.0, 2.0, 0.0, -3.0])
+# d/da of cond(a > 0, sqrt(a), a): sqrt's derivative is infinite or NaN at the elements that take the other branch.
+COND_DERIVATIVE = np.where(A > 0, 0.5 / np.sqrt(np.abs(A) + (A <= 0)), 1.0)
+
+
+def _root_or_identity(a):
+    return tl.cond(a > 0, tl.sqrt, lambda b: b * 1.0, a)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "vmap(grad)",
+        "grad(vmap)",
+        "jacrev(vmap)",
+        "jacfwd(vmap)",
+        "traced vmap(grad)",
+    ],
+)
+def test_cond_under_vmap_gives_gradients_of_the_branch_each_element_takes_not_nan(how):
+    # Both branches run on every element and are selected; sqrt's backward at the negative elements that do not
+    # take it made 0 * inf: NaN gradients where a loop over the elements (and JAX) give 1.
+    if how == "vmap(grad)":
+        got = tl.vmap(tl.grad(_root_or_identity))(A)
+    elif how == "grad(vmap)":
+        got = tl.grad(lambda x: tl.sum(tl.vmap(_root_or_identity)(x)))(A)
+    elif how == "jacrev(vmap)":
+        got = tl.diagonal(tl.jacrev(tl.vmap(_root_or_identity))(A))
+    elif how == "jacfwd(vmap)":
+        got = tl.diagonal(tl.jacfwd(tl.vmap(_root_or_identity))(A))
+    else:
+        got = tl.function(tl.vmap(tl.grad(_root_or_identity)))(A)
+    np.testing.assert_allclose(got.numpy(), COND_DERIVATIVE, rtol=1e-14)
+
+
+def test_switch_under_vmap_gives_gradients_of_the_branch_each_element_takes():
+    # The elements of the third branch are at 0, where sqrt's and log's derivatives are infinite.
+    index = np.array([0, 1, 2, 1, 2])
+    x = np.where(index == 2, 0.0, np.abs(A) + 0.5)
+    branches = [tl.sqrt, tl.log, lambda b: b**2 + b]
+    got = tl.vmap(tl.grad(lambda i, a: tl.switch(i, branches, a), argnums=1))(index, x)
+    safe = np.where(index == 2, 1.0, x)
+    np.testing.assert_allclose(got.numpy(), np.choose(index, [0.5 / np.sqrt(safe), 1 / safe, 2 * x + 1]), rtol=1e-14)
+
+
+def test_while_loop_under_vmap_gives_the_gradient_of_the_elements_that_stopped():
+    # The body runs on every element while any goes on; sqrt(4 - c) has an infinite derivative at the element
+    # that starts at 4 and never enters the loop, whose gradient 1 was NaN.
+    x = np.array([0.5, 4.0, 1.5, 2.5])
+
+    def loop(v):
+        return tl.while_loop(lambda c: c < 2.0, lambda c: c + tl.sqrt(4.0 - c), v)
+
+    def loop_np(v):
+        while v < 2.0:
+            v = v + np.sqrt(4.0 - v)
+        return v
+
+    eps = 1e-6
+    want = [(loop_np(v + eps) - loop_np(v - eps)) / (2 * eps) for v in x]
+    got = tl.grad(lambda v: tl.sum(tl.vmap(loop)(v)))(x)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(tl.vmap(tl.grad(loop))(x).numpy(), want, rtol=1e-6)
+
+
+def test_cond_under_vmap_gradients_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def theirs(a):
+        return jax.lax.cond(a > 0, jnp.sqrt, lambda b: b * 1.0, a)
+
+    np.testing.assert_allclose(
+        tl.vmap(tl.grad(_root_or_identity))(A).numpy(), jax.vmap(jax.grad(theirs))(A), rtol=1e-14
+    )
+    np.testing.assert_allclose(
+        tl.grad(lambda x: tl.sum(tl.vmap(_root_or_identity)(x)))(A).numpy(),
+        jax.grad(lambda x: jnp.sum(jax.vmap(theirs)(x)))(A),
+        rtol=1e-14,
+    )
