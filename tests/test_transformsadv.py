@@ -294,3 +294,24 @@ def test_at_update_methods_match_jax():
         )(xx, v)
         for a, b in zip(ours, theirs):
             np.testing.assert_allclose(a.numpy(), b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("how", ["set", "add", "subtract", "multiply", "min"])
+def test_at_updates_take_python_numbers_in_the_tensor_s_dtype_not_float32_first(how):
+    # x.at[0].set(0.1) on a float64 tensor stored 0.10000000149011612 (0.1 made float32, then cast), where NumPy
+    # and JAX store 0.1: Python numbers are weak and take the tensor's dtype.
+    x = np.array([1.0, 2.0, 3.0])
+    for values in (0.1, [0.1, 0.3]):
+        got = getattr(tl.tensor(x).at[:2] if isinstance(values, list) else tl.tensor(x).at[0], how)(values).numpy()
+        want = x.copy()
+        index = slice(0, 2) if isinstance(values, list) else 0
+        want[index] = {"set": lambda a, v: v, "add": np.add, "subtract": np.subtract, "multiply": np.multiply}.get(
+            how, np.minimum
+        )(x[index], np.array(values))
+        np.testing.assert_array_equal(got, want)
+    complex_x = tl.tensor(x.astype(np.complex128))
+    assert complex_x.at[1].set(0.1 + 0.7j).numpy()[1] == 0.1 + 0.7j
+    # an int tensor still refuses what it cannot hold, past float32's precision too
+    assert tl.tensor(np.zeros(2, np.int64)).at[0].set(16777217.0).numpy()[0] == 16777217
+    with pytest.raises(TypeError, match=r"cannot be held exactly by the tensor's dtype int64"):
+        tl.tensor(np.zeros(2, np.int64)).at[0].set(2.7)

@@ -1430,8 +1430,9 @@ class _IndexUpdate:
         except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
             raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         dispatch.check_int_range(values, t.dtype, "Tensor.at[...]: values")
-        # Python numbers and lists are made on the tensor's backend, as an op makes its Python inputs
-        values = as_tensor(values) if hasattr(values, "dtype") else dispatch.to_tensor(values, t.backend)
+        # Python numbers and lists are made on the tensor's backend and weakly typed, as an op makes its Python
+        # inputs: next to a float64 tensor 0.1 is float64 (it was float32 first: 0.10000000149011612 was stored)
+        values = as_tensor(values) if hasattr(values, "dtype") else dispatch.to_tensor(values, t.backend, t.dtype)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
             values = cast(values, t.dtype)
