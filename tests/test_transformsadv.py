@@ -315,3 +315,12 @@ def test_at_updates_take_python_numbers_in_the_tensor_s_dtype_not_float32_first(
     assert tl.tensor(np.zeros(2, np.int64)).at[0].set(16777217.0).numpy()[0] == 16777217
     with pytest.raises(TypeError, match=r"cannot be held exactly by the tensor's dtype int64"):
         tl.tensor(np.zeros(2, np.int64)).at[0].set(2.7)
+
+
+@pytest.mark.parametrize("how", ["min", "max"])
+def test_at_min_max_share_the_gradient_equally_between_the_element_and_tied_values(how):
+    # DESIGN's tie rule, as one reduction over the element and every value at its position (JAX's scatter_min).
+    x, v = np.array([1.0, 2.0]), np.array([1.0, 1.0, 5.0 if how == "min" else -5.0])
+    gx, gv = tl.grad(lambda a, b: tl.sum(getattr(a.at[[0, 0, 1]], how)(b)), argnums=(0, 1))(x, v)
+    np.testing.assert_allclose(gx.numpy(), [1 / 3, 1.0], rtol=1e-15)
+    np.testing.assert_allclose(gv.numpy(), [1 / 3, 1 / 3, 0.0], rtol=1e-15)

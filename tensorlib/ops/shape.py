@@ -1469,10 +1469,14 @@ def _combined(flat, where, values, how: str) -> Tensor:
 
         if flat.shape[0] is None:
             raise ValueError(f"Tensor.at[...].{how}: the tensor's size is unknown until run time (traced); give it")
-        ids = reshape(where, (-1,))
-        if how == "min":
-            return math_ops.minimum(flat, segment_min(values, ids, num_segments=flat.shape[0]))
-        return math_ops.maximum(flat, segment_max(values, ids, num_segments=flat.shape[0]))
+        # Each element is one more row of its own position: ties between it and the values share the gradient
+        # equally, all of them (DESIGN's rule, JAX's scatter_min), as one reduction.
+        from .creation import arange
+
+        size = flat.shape[0]
+        ids = concat([arange(size, dtype=where.dtype, backend=flat.backend), reshape(where, (-1,))], axis=0)
+        rows = concat([flat, values], axis=0)
+        return (segment_min if how == "min" else segment_max)(rows, ids, num_segments=size)
     # multiply, divide, power: by the product of the values at each position, ones elsewhere (JAX's scatter_mul)
     scale = _scatter_update(math_ops.ones_like(flat), where, _product_per_update(values, reshape(where, (-1,)), how))
     if how == "multiply":
