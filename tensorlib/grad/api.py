@@ -154,22 +154,22 @@ def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what):
 
 def _complex_sources(sources, what) -> None:
     """``holomorphic=True`` differentiates with respect to complex inputs only (JAX's rule)."""
-    for s in sources:
-        if s.dtype.kind != "c":
-            raise TypeError(
-                f"{what}: holomorphic=True differentiates with respect to complex inputs, got dtype {s.dtype} "
-                f"(shape {tuple(s.shape)}); cast it with tl.cast(x, 'complex128')"
-            )
+    _all_complex(
+        sources,
+        f"{what}: holomorphic=True differentiates with respect to complex inputs",
+        "; cast it with tl.cast(x, 'complex128')",
+    )
 
 
 def _complex_outputs(outs, what) -> None:
     """``holomorphic=True`` Jacobians are of complex outputs only (JAX's rule)."""
-    for o in outs:
-        if o.dtype.kind != "c":
-            raise TypeError(
-                f"{what}: with holomorphic=True, f must return complex tensors, got dtype {o.dtype} "
-                f"(shape {tuple(o.shape)})"
-            )
+    _all_complex(outs, f"{what}: with holomorphic=True, f must return complex tensors", "")
+
+
+def _all_complex(tensors, message, advice) -> None:
+    for t in tensors:
+        if t.dtype.kind != "c":
+            raise TypeError(f"{message}, got dtype {t.dtype} (shape {tuple(t.shape)}){advice}")
 
 
 def _split_aux(out, has_aux, what):
