@@ -52,7 +52,9 @@ def _holds_variables(node) -> bool:
 
 
 def _named(target, who: str, prefix: str = "", optimizers: dict | None = None) -> dict:
-    """``{dotted name: Tensor}`` for a Module/optimizer (its ``variables``) or a nested dict/list/tuple.
+    """``{dotted name: Tensor or NumPy array}`` for a Module/optimizer (its ``variables``) or a nested
+    dict/list/tuple.  A leaf's own key may hold dots: it is the entry's name, as a ``state_dict``'s keys are
+    (``{"0.kernel": array}``); a dot in a key above a subtree is refused.
 
     ``optimizers``, when given, collects ``{dotted prefix: optimizer}`` for the optimizers found.
     """
@@ -65,9 +67,9 @@ def _named(target, who: str, prefix: str = "", optimizers: dict | None = None) -
     out = {}
     for path, leaf in tree.flatten_with_path(target, is_leaf=_holds_variables)[0]:
         name = prefix
-        for key in path:
+        for i, key in enumerate(path):
             key = str(key)
-            if "." in key:
+            if "." in key and (i < len(path) - 1 or _holds_variables(leaf)):
                 raise ValueError(f"{who}: key {key!r} under {name or '<root>'!r} contains '.', the name separator")
             name = f"{name}.{key}" if name else key
         if _holds_variables(leaf):
@@ -75,10 +77,16 @@ def _named(target, who: str, prefix: str = "", optimizers: dict | None = None) -
                 _add(out, sub_name, t, who)
         elif isinstance(leaf, Tensor):
             _add(out, name or "value", leaf, who)
+        elif isinstance(leaf, (np.ndarray, np.generic)):  # a state_dict()'s values (torch's habit)
+            try:
+                _dtypes.of_array(leaf.dtype)
+            except TypeError as e:
+                raise TypeError(f"{who}: entry {name or '<root>'!r} (shape {np.shape(leaf)}): {e}") from None
+            _add(out, name or "value", leaf, who)
         else:
             raise TypeError(
                 f"{who}: entry {name or '<root>'!r} is a {type(leaf).__name__}; expected a Variable, "
-                "Tensor, Module, optimizer, or a dict/list/tuple of them"
+                "Tensor, NumPy array, Module, optimizer, or a dict/list/tuple of them"
             )
     return out
 
@@ -92,6 +100,19 @@ def _add(named: dict, name: str, t: Tensor, who: str) -> None:
 
 def save_variables(path, target) -> None:
     """Write every Variable/Tensor of ``target`` (a Module, an optimizer, or a nested dict/list of them) to ``path``.
+
+    A ``state_dict()`` (``{dotted name: array}``, PyTorch's habit) is a target too: its keys are the names, and
+    ``model.load_state_dict(tl.load_variables(path))`` loads it back.
+
+    >>> import os, tempfile, tensorlib as tl
+    >>> path = os.path.join(tempfile.mkdtemp(), "state.safetensors")
+    >>> model = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=0), tl.nn.Dense(3, 1, seed=1))
+    >>> tl.save_variables(path, model.state_dict())
+    >>> fresh = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=2), tl.nn.Dense(3, 1, seed=3))
+    >>> fresh.load_state_dict(tl.load_variables(path))
+    _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+    >>> bool((fresh[1].kernel.numpy() == model[1].kernel.numpy()).all())
+    True
 
     The write is atomic: a temporary file in the same folder is written, flushed to the disk and renamed
     over ``path``.  A complex entry (the format has no complex128) is stored as its (real, imaginary) pairs
@@ -112,7 +133,7 @@ def save_variables(path, target) -> None:
                 f"save_variables: the name {name!r} is not UTF-8 text, as a checkpoint's names are ({e.reason})"
             ) from None
     # np.array, not ascontiguousarray, which would turn a 0-d value (a step counter) into 1-d.
-    arrays = {name: np.array(t.numpy(), order="C") for name, t in named.items()}
+    arrays = {name: np.array(_value(t), order="C") for name, t in named.items()}
     # The format has no complex128 (and complex64 only from safetensors 0.6): a complex entry is stored as its
     # (real, imaginary) pairs along a last axis of 2, and the header's metadata names it.
     complex_names = sorted(name for name, a in arrays.items() if a.dtype.kind == "c")
@@ -177,7 +198,12 @@ def state_dict(target) -> dict:
     >>> sorted(tl.checkpoint.state_dict(tl.nn.Dense(2, 3)))
     ['bias', 'kernel']
     """
-    return {name: np.array(t.numpy(), copy=True) for name, t in _named(target, "state_dict").items()}
+    return {name: np.array(_value(t), copy=True) for name, t in _named(target, "state_dict").items()}
+
+
+def _value(t) -> np.ndarray:
+    """A named entry's value: a Tensor's on the host, or the NumPy array itself."""
+    return t.numpy() if isinstance(t, Tensor) else np.asarray(t)
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -224,7 +250,7 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     optimizers = {}
     named = _named(target, who, optimizers=optimizers)
     problems = [f"{name!r} cannot be read: {why}" for name, why in unreadable.items() if name in named]
-    later, restore, slot_problems, slots_missing = _slots_not_built(arrays, named, optimizers)
+    later, restore, slot_problems, slots_missing, unused = _slots_not_built(arrays, named, optimizers)
     problems += slot_problems + _refused_by_optimizers(arrays, optimizers, where)
     arrays.update({name: None for name in unreadable})  # present in the file, for the missing/extra lists
     # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
@@ -242,6 +268,8 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         and n not in rates
         and not n.startswith(heads)
         and not (isinstance(t, Variable) and t._id in given)
+        and n not in unused
+        and not _stream_position(n, t)
     ]
     missing += slots_missing
     extra = [n for n in arrays if n not in named and n not in later and n not in rates]
@@ -290,6 +318,18 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     return missing, extra
 
 
+def _stream_position(name: str, t) -> bool:
+    """A noise layer's ``seed_state`` (its stream's calls so far): optional in a file, as files written before it
+    was saved lack it (the stream then keeps its position)."""
+    return (
+        name.rpartition(".")[2] == "seed_state"
+        and isinstance(t, Variable)
+        and t.name == "seed_state"
+        and t.shape == ()
+        and t.dtype == _dtypes.int64
+    )
+
+
 def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:
     """The learning rates and step counters in ``arrays`` that their optimizer would refuse: a negative or NaN
     rate (its constructor and setter refuse one: it climbs the loss) or a negative counter (Adam's bias
@@ -312,9 +352,13 @@ def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:
 
 
 def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
-    """The file's slots for variables an optimizer has not seen yet (it took no step and had no ``build``).
+    """The file's slots for variables an optimizer has not seen yet (it took no step and had no ``build``), or
+    has seen without the slot: the slots are those of the file's flags and hyperparameters (an ``SGD()``
+    loading a momentum run's buffers, an ``Adam()`` an ``amsgrad`` run's ``v_max``), as ``torch.optim``'s
+    ``load_state_dict`` takes its param groups' flags with the state.
 
-    Returns ``(names, [(optimizer, {slot key: {slot name: array}}), ...], problems, missing)``.  The
+    Returns ``(names, [(optimizer, {slot key: {slot name: array}}), ...], problems, missing, unused)``,
+    ``unused`` the optimizers' slots that the file's flags do not call for (not missing).  The
     optimizer keeps them and the slots start from them when their variable is first seen, as a TensorFlow
     checkpoint restores slot variables created later and ``torch.optim``'s ``load_state_dict``
     restores an optimizer that took no step.  A counter that is not a 0-d int64 is a problem now; a
@@ -323,15 +367,17 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
     ``amsgrad`` Adam, NAdam's ``mu_product`` in an Adam file) is a missing name, as for a built optimizer:
     it had started from zero beside the restored moments, silently.
     """
-    names, restore, problems, missing = set(), [], [], []
+    names, restore, problems, missing, unused = set(), [], [], [], set()
     for prefix, opt in optimizers.items():
         head = f"{prefix}.slots." if prefix else "slots."
-        kinds = opt._slot_kinds()
-        built = {key for key, _, _ in opt._slots.values()}
+        settings = f"{prefix}.hyperparameters." if prefix else "hyperparameters."
+        kinds = opt._slot_kinds_from({n[len(settings) :]: a for n, a in arrays.items() if n.startswith(settings)})
+        built = {key: slots for key, _, slots in opt._slots.values()}
+        unused |= {f"{head}{key}.{slot}" for key, slots in built.items() for slot in slots if slot not in kinds}
         found = {}
         for name, a in arrays.items():
             key, _, slot = name[len(head) :].rpartition(".")
-            if not name.startswith(head) or name in named or not key or key in built or slot not in kinds:
+            if not name.startswith(head) or name in named or not key or slot not in kinds:
                 continue
             zero_d = {"counter": np.dtype(np.int64), "scalar": np.dtype(np.float64)}.get(kinds[slot])
             if zero_d is not None and (a.shape, a.dtype) != ((), zero_d):
@@ -342,10 +388,23 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
                 problems.append(f"{name!r} has dtype {a.dtype} in the file; an optimizer slot is a float")
             found.setdefault(key, {})[slot] = a
             names.add(name)
-        missing += [f"{head}{key}.{slot}" for key, slots in found.items() for slot in kinds if slot not in slots]
+        missing += [
+            f"{head}{key}.{slot}"
+            for key, slots in found.items()
+            for slot in kinds
+            if slot not in slots and slot not in built.get(key, ())
+        ]
+        in_file = {name[len(head) :].rpartition(".")[0] for name in arrays if name.startswith(head)}
+        missing += [
+            f"{head}{key}.{slot}"
+            for key, slots in built.items()
+            if key in in_file and key not in found
+            for slot in kinds
+            if slot not in slots
+        ]
         if found:
             restore.append((opt, found))
-    return names, restore, problems, missing
+    return names, restore, problems, missing, unused
 
 
 def _read(path) -> tuple:

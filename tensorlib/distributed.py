@@ -367,11 +367,11 @@ def _aligned(arrays, rows, what):
 
 
 def _tensorlib_dtype(dtype, what: str) -> np.dtype:
-    """The dtype tensorlib holds values of ``dtype`` in (uint8 -> int32, as ``tl.tensor``), in native byte
-    order (a big-endian array from a FITS or HDF5 source is converted block by block, as ``from_npy``
-    converts a big-endian file); ``what`` names the data in the error for a dtype it cannot hold."""
+    """The dtype tensorlib holds values of ``dtype`` in (uint8 -> int32, in native byte order, as ``tl.tensor``: a
+    big-endian array from a FITS or HDF5 source is converted block by block, as ``from_npy`` converts a big-endian
+    file); ``what`` names the data in the error for a dtype it cannot hold."""
     try:
-        return _dtypes.of_array(np.dtype(dtype).newbyteorder("="))
+        return _dtypes.of_array(dtype)
     except TypeError:
         raise TypeError(
             f"{what} has dtype {dtype}, which tensorlib cannot hold "

@@ -86,12 +86,15 @@ def check_keeps_imaginary(source, dtype, where: str) -> None:
 
 
 def of_array(dtype) -> np.dtype:
-    """The supported dtype that holds every value of an array of ``dtype`` exactly (int8 -> int32).
+    """The supported dtype that holds every value of an array of ``dtype`` exactly (int8 -> int32), in native
+    byte order (a big-endian array, as FITS files and some HDF5 files hold, is converted, as JAX and TF do).
 
-    >>> of_array("uint8"), of_array("float64")
-    (dtype('int32'), dtype('float64'))
+    >>> of_array("uint8"), of_array("float64"), of_array(">f8")
+    (dtype('int32'), dtype('float64'), dtype('float64'))
     """
     d = np.dtype(dtype)
+    if not d.isnative:
+        d = d.newbyteorder("=")
     return _WIDENED.get(d) or as_dtype(d)
 
 

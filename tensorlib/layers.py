@@ -1529,9 +1529,9 @@ class _SeedStream:
     ``tl.random.seed`` resets.  With one, the layer's own stream: the draws of its n-th call are a function of the
     seed and n alone (a non-trainable int64 Variable counts the calls, read and advanced at each call, by each run of
     a ``tl.function`` too), so two layers of one seed draw alike and every call draws anew, where a fixed seed
-    would repeat one mask at every training step; a gradient's replay draws the same.  Held outside the variable
-    tree (not a Module, list or dict), as Keras keeps seed states out of its weights and checkpoints.  In a
-    ``tl.scan`` body the counter advances per step (a traced loop carries it)."""
+    would repeat one mask at every training step; a gradient's replay draws the same.  The layer holds the counter
+    as its ``seed_state`` (:func:`_noise_stream`), so checkpoints keep the stream's position.  In a ``tl.scan``
+    body the counter advances per step (a traced loop carries it)."""
 
     __slots__ = ("calls", "seed")
 
@@ -1560,6 +1560,17 @@ class _SeedStream:
         return _random.keyed_normal(x.shape, key, self.seed, mean, stddev, x.dtype)
 
 
+def _noise_stream(module: Module, seed, name: str, draws: bool = True) -> _SeedStream:
+    """``module``'s noise stream.  Seeded, and where the layer draws noise (``draws``), its call counter is the
+    layer's ``seed_state``: a non-trainable int64 Variable in ``variables``, ``state_dict`` and checkpoints (Keras'
+    ``SeedGenerator`` state, PyTorch's RNG state saved beside the model), so a run resumed from a checkpoint draws
+    the masks the uninterrupted run draws, where it restarted them from the first call's."""
+    stream = _SeedStream(seed, name)
+    if stream.calls is not None and draws:
+        module.seed_state = stream.calls
+    return stream
+
+
 class Dropout(Module):
     """Zero elements with probability ``rate`` while training (scaling the rest); identity in ``eval()`` mode.
     ``noise_shape`` (broadcastable to the input's shape, None entries meaning its sizes) shares one draw along its
@@ -1567,7 +1578,8 @@ class Dropout(Module):
 
     Masks come from the global stream that ``tl.random.seed`` resets (a new mask per call), or with ``seed`` from
     the layer's own stream: a new mask per call (per run of a ``tl.function`` too), the same sequence of masks for
-    every layer of that seed (Keras 3's ``seed``).
+    every layer of that seed (Keras 3's ``seed``).  The stream's position, ``seed_state`` (the calls so far), is
+    one of the layer's ``variables``, so a checkpoint resumes it.
 
     >>> import tensorlib as tl
     >>> drop = tl.nn.Dropout(0.5)
@@ -1584,7 +1596,7 @@ class Dropout(Module):
             raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else _noise_shape(noise_shape, type(self).__name__)
-        self._draws = _SeedStream(seed, type(self).__name__)
+        self._draws = _noise_stream(self, seed, type(self).__name__)
 
     def forward(self, x, training: bool | None = None):
         """``training`` (Keras' call argument) drops or not for this call; None follows ``train()``/``eval()``."""
@@ -2118,7 +2130,8 @@ class _Recurrent(Module):
         self.input_size = _positive("input_size", input_size, name)
         self.units = _positive("units", units, name)
         seed = _seed(seed, name)
-        self._draws = _SeedStream(seed, name)  # the dropout masks' (the layer's seed drew only its weights)
+        # The dropout masks' (the layer's seed drew only its weights).
+        self._draws = _noise_stream(self, seed, name, draws=self.dropout > 0 or self.recurrent_dropout > 0)
         # None is the identity, as in Keras (the step called None: a raw "'NoneType' object is not callable").
         self.activation = _activation(activation, name) or _linear
         self.recurrent_activation = _activation(recurrent_activation, name) or _linear
@@ -3726,7 +3739,7 @@ class _Noise(Module):
         if not _number_in(rate, 0.0, 1.0) or rate == 1.0:
             raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
-        self._draws = _SeedStream(seed, type(self).__name__)
+        self._draws = _noise_stream(self, seed, type(self).__name__)
 
     def _float_input(self, x) -> Tensor:
         x = _as_tensor(x, self)
@@ -3752,7 +3765,7 @@ class GaussianNoise(_Noise):
         if not _number_in(stddev, 0.0, math.inf):
             raise ValueError(f"GaussianNoise: stddev must be a finite number >= 0, got {stddev!r}")
         self.stddev = float(stddev)
-        self._draws = _SeedStream(seed, "GaussianNoise")
+        self._draws = _noise_stream(self, seed, "GaussianNoise")
 
     def forward(self, x, training: bool | None = None):
         x = self._float_input(x)

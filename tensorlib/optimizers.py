@@ -60,6 +60,7 @@ __all__ = [
     "InverseTimeDecay",
     "CosineDecayRestarts",
     "OneCycle",
+    "ReduceLROnPlateau",
     "clip_by_global_norm",
     "clip_by_norm",
     "global_norm",
@@ -553,6 +554,116 @@ class OneCycle:
         return rate
 
 
+class ReduceLROnPlateau:
+    """Scale an optimizer's constant learning rate by ``factor`` when a metric has stopped improving for more than
+    ``patience`` calls of :meth:`step` (PyTorch's ``ReduceLROnPlateau``, same arguments and rules; Keras' callback
+    is ``threshold_mode="abs"`` with ``min_delta`` as ``threshold``).
+
+    ``mode="min"`` counts a value as better below ``best * (1 - threshold)`` (``"rel"``) or ``best - threshold``
+    (``"abs"``), ``"max"`` above ``best * (1 + threshold)`` or ``best + threshold``; a NaN is never better.  After a
+    reduction, ``cooldown`` calls pass without counting; the rate never goes below ``min_lr``, and a change
+    smaller than ``eps`` is skipped.  Its state (``best``, the bad calls, the cooldown left, the calls) lives in
+    Variables, in ``variables``, ``state_dict()`` and checkpoints, so a resumed run reduces where the
+    uninterrupted one does.  :meth:`step` runs in Python, eagerly, between (traced) training steps, as the
+    optimizer's rate is read by them at every call.
+
+    >>> import tensorlib as tl
+    >>> opt = tl.optimizers.SGD(1.0)
+    >>> plateau = tl.optimizers.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+    >>> for loss in [3.0, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0]:  # halved after the 2nd and the 4th call without progress
+    ...     plateau.step(loss)
+    >>> opt.learning_rate
+    0.25
+    """
+
+    def __init__(
+        self,
+        optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float = 0.0,
+        eps: float = 1e-8,
+    ):
+        who = "ReduceLROnPlateau"
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{who}: optimizer must be a tl.optimizers.Optimizer, got {type(optimizer).__name__}")
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError(
+                f"{who}: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs', got mode={mode!r}, "
+                f"threshold_mode={threshold_mode!r}"
+            )
+        self.factor = _real(factor, who, "factor")
+        if not 0.0 <= self.factor < 1.0:
+            raise ValueError(f"{who}: factor must be in [0, 1), got {factor!r}")
+        self.patience, self.cooldown = _count(patience, who, "patience"), _count(cooldown, who, "cooldown")
+        self.threshold, self.eps = _non_negative(threshold, who, "threshold"), _non_negative(eps, who, "eps")
+        self.min_lr = _non_negative(min_lr, who, "min_lr")
+        self.optimizer, self.mode, self.threshold_mode = optimizer, mode, threshold_mode
+        self._state = {
+            "best": Variable(np.float64(math.inf if mode == "min" else -math.inf), name="best", trainable=False),
+            "num_bad_steps": Variable(np.int64(0), name="num_bad_steps", trainable=False),
+            "cooldown_counter": Variable(np.int64(0), name="cooldown_counter", trainable=False),
+            "steps": Variable(np.int64(0), name="steps", trainable=False),
+        }
+
+    state_dict = Module.state_dict
+    load_state_dict = Module.load_state_dict
+
+    @property
+    def variables(self) -> dict:
+        """``{"best", "num_bad_steps", "cooldown_counter", "steps"}`` as Variables, for checkpoints."""
+        return dict(self._state)
+
+    def _better(self, value: float, best: float) -> bool:
+        if self.mode == "min":
+            return value < (best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold)
+        return value > (best * (1.0 + self.threshold) if self.threshold_mode == "rel" else best + self.threshold)
+
+    def step(self, metric) -> None:
+        """Count ``metric`` (a number or a 0-d tensor: the validation loss, say) and reduce the rate if due."""
+        who = "ReduceLROnPlateau.step"
+        if current_state().modes:
+            raise RuntimeError(
+                f"{who}: called while tl.function traces; it decides in Python, once per call, so call it outside "
+                "the traced function (the optimizer's traced steps read the rate it sets)"
+            )
+        value = float(metric.numpy()) if isinstance(metric, Tensor) else _number(metric, who, "metric")
+        optimizer = self.optimizer
+        if optimizer._schedule is not None:
+            raise TypeError(f"{who}: the optimizer's learning rate is a schedule; only a constant rate is reduced")
+        state = {name: v.numpy().item() for name, v in self._state.items()}
+        state["steps"] += 1
+        if self._better(value, state["best"]):
+            state["best"], state["num_bad_steps"] = value, 0
+        else:
+            state["num_bad_steps"] += 1
+        if state["cooldown_counter"] > 0:
+            state["cooldown_counter"] -= 1
+            state["num_bad_steps"] = 0
+        if state["num_bad_steps"] > self.patience:
+            old = optimizer.learning_rate
+            new = max(old * self.factor, self.min_lr)
+            if old - new > self.eps:
+                if optimizer._lr is optimizer._own_lr:
+                    optimizer.learning_rate = new
+                else:  # the caller's rate Variable: assigned, as torch sets its param group's "lr"
+                    optimizer._lr.assign(np.asarray(new, optimizer._lr.dtype.name))
+            state["cooldown_counter"], state["num_bad_steps"] = self.cooldown, 0
+        for name, v in self._state.items():
+            v.assign(np.asarray(state[name], v.dtype.name))
+
+
+def _count(value, who: str, what: str) -> int:
+    """A count of steps, >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{who}: {what} must be a whole number >= 0, got {value!r}")
+    return int(value)
+
+
 def _number(value, who: str, what: str) -> float:
     """A number argument as a float (NaN included); a string, None or an array is a TypeError naming the
     function and argument (a string was read as a number, others failed in a bare comparison)."""
@@ -701,10 +812,15 @@ class _Hyperparameter:
     float64 Variable as a constant learning rate is: a traced step reads it at every call, so a value set
     between steps is the one the next step uses, without tracing again (a ``torch.optim`` param group's
     values are read at every step).  Only what picks the update's ops (a number's sign, see
-    ``Optimizer._rule_switches``) is baked into a traced step's graph.  Reading it gives the float."""
+    ``Optimizer._rule_switches``) is baked into a traced step's graph.  Reading it gives the float.
 
-    def __init__(self, name: str):
-        self.name = name
+    A flag (``amsgrad``, ``nesterov``, ``centered``, ``decoupled_weight_decay``, ``maximize``) is held the same way
+    in a 0-d bool Variable, so that a checkpoint restores it as ``torch.optim``'s ``load_state_dict`` restores its
+    param groups' flags; it picks the update's ops, so setting it retraces a traced step.  Reading it gives the
+    bool."""
+
+    def __init__(self, name: str, flag: bool = False):
+        self.name, self.flag = name, flag
 
     def __get__(self, opt, owner=None):
         if opt is None:
@@ -715,13 +831,24 @@ class _Hyperparameter:
             raise AttributeError(f"{type(opt).__name__} has no attribute {self.name!r}") from None
 
     def __set__(self, opt, value) -> None:
-        number = _number(value, type(opt).__name__, self.name)
+        number = (
+            _flag(value, type(opt).__name__, self.name) if self.flag else _number(value, type(opt).__name__, self.name)
+        )
         opt.__dict__.setdefault("_hyper_values", {})[self.name] = number
         held = opt.__dict__.setdefault("_hypers", {})
+        stored = np.bool_(number) if self.flag else np.float64(number)
         if self.name in held:
-            held[self.name].assign(np.float64(number))
+            held[self.name].assign(stored)
         else:
-            held[self.name] = Variable(np.float64(number), name=self.name, trainable=False)
+            held[self.name] = Variable(stored, name=self.name, trainable=False)
+
+
+def _flag(value, who: str, what: str) -> bool:
+    """A flag of an update rule (``amsgrad``, ``nesterov``, ``centered``, ``maximize``, ...): a bool, or 0 or 1
+    (a string such as ``"False"`` was truthy and turned the flag on)."""
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"{who}: {what} must be a bool, got {type(value).__name__} {value!r}")
 
 
 class _Hypers:
@@ -783,7 +910,9 @@ class Optimizer:
     ``variables`` returns the optimizer state as a nested dict (for checkpoints).  Every optimizer
     takes Keras' clipping arguments, one of them at most: ``clipnorm`` clips each gradient's norm,
     ``global_clipnorm`` all of them together, ``clipvalue`` each value (a complex one's real and imaginary parts) into ``[-clipvalue, clipvalue]``.
-    ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.  Complex
+    ``state_dict()`` and ``load_state_dict(state, strict=True)`` are PyTorch's, as on a Module.
+    ``maximize=True`` (every optimizer's, as in ``torch.optim``) ascends: it steps as for the negated gradient,
+    weight decay included.  Complex
     Variables are trained as PyTorch trains them: the update runs on their (real, imaginary) pairs, with the
     steepest-ascent direction ``conj(grad)`` (docs/complex.md), and their slots hold the pairs.
 
@@ -808,12 +937,17 @@ class Optimizer:
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
     _scalar_names: tuple = ()  # per-variable 0-d float64 state (NAdam's product of momentum coefficients)
     _hyperparameters: tuple = ()  # numbers of the update rule held in Variables (see _Hyperparameter)
+    _flag_names: tuple = ()  # flags that pick the rule's ops (amsgrad, nesterov, ...), held as bool Variables
+    maximize = _Hyperparameter("maximize", flag=True)  # every optimizer's (torch.optim's maximize)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         for name in cls._hyperparameters:
             if not isinstance(getattr(cls, name, None), _Hyperparameter):
                 setattr(cls, name, _Hyperparameter(name))
+        for name in cls._flag_names:
+            if not isinstance(getattr(cls, name, None), _Hyperparameter):
+                setattr(cls, name, _Hyperparameter(name, flag=True))
 
     def __init__(
         self,
@@ -821,6 +955,7 @@ class Optimizer:
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
         who = type(self).__name__
         global_clipnorm, clipnorm, clipvalue = (
@@ -836,6 +971,7 @@ class Optimizer:
         self._lr = self._own_lr = None  # the Variable read as the constant learning rate: ours or the user's
         self.learning_rate = learning_rate
         self.global_clipnorm, self.clipnorm, self.clipvalue = global_clipnorm, clipnorm, clipvalue
+        self.maximize = maximize
         self.iterations = Variable(np.int64(0), name="iterations", trainable=False)
         self._slots: dict = {}  # variable id -> (key, variable, {slot name: Variable})
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
@@ -941,23 +1077,25 @@ class Optimizer:
         """The slots of ``var``, created at its first update and keyed by its path in that structure.
 
         Slots hold the dtype the update is computed in (float32 for a float16 variable).  A slot
-        restored from a checkpoint before the variable was first seen starts from the file's value.
+        restored from a checkpoint before the variable was first seen (or, for one seen, a slot its flags did
+        not call for until the checkpoint's flags were loaded) starts from the file's value.
         """
-        entry, restored = self._slots.get(var._id), {}
+        entry = self._slots.get(var._id)
+        key = self._new_key(key, var) if entry is None else entry[0]
+        restored = self._restored.get(key, {}) if self._restored else {}
+        for name, value in restored.items():
+            want = {
+                "counter": ((), np.dtype(np.int64)),
+                "scalar": ((), np.dtype(np.float64)),
+            }.get(self._slot_kinds().get(name)) or _slot_layout(var)
+            if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
+                raise ValueError(
+                    f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
+                    f"{value.dtype}, but variable {var.name!r} ({var.shape} {var.dtype}) needs {want[0]} {want[1]}"
+                )
+        if restored:
+            del self._restored[key]
         if entry is None:
-            key = self._new_key(key, var)
-            restored = self._restored.get(key, {})
-            for name, value in restored.items():
-                want = {
-                    "counter": ((), np.dtype(np.int64)),
-                    "scalar": ((), np.dtype(np.float64)),
-                }.get(self._slot_kinds().get(name)) or _slot_layout(var)
-                if (tuple(value.shape), np.dtype(value.dtype.name)) != want:
-                    raise ValueError(
-                        f"{type(self).__name__}: the checkpoint's slot {key}/{name} has shape {tuple(value.shape)} "
-                        f"{value.dtype}, but variable {var.name!r} ({var.shape} {var.dtype}) needs {want[0]} {want[1]}"
-                    )
-            self._restored.pop(key, None)
             entry = self._slots[var._id] = (key, var, {})
         key, _, slots = entry
         # Every slot the optimizer's arguments call for now: one set after the first step (SGD's momentum
@@ -1079,6 +1217,18 @@ class Optimizer:
         """The value a new slot starts from (0; Adagrad's accumulator starts elsewhere)."""
         return 0.0
 
+    def _slot_kinds_from(self, settings: dict) -> dict:
+        """:meth:`_slot_kinds` under the hyperparameters and flags of ``settings`` (``{name: 0-d array}``, a
+        checkpoint's, before they are assigned): which slots a file written with other flags holds (SGD's
+        momentum buffer for an ``SGD()`` loading a momentum run, Adam's ``v_max`` for ``amsgrad``)."""
+        values = self.__dict__.get("_hyper_values", {})
+        given = {n: np.asarray(a).item() for n, a in settings.items() if n in values and np.ndim(a) == 0}
+        self.__dict__["_hyper_values"] = {**values, **given}
+        try:
+            return self._slot_kinds()
+        finally:
+            self.__dict__["_hyper_values"] = values
+
     def _slot_kinds(self) -> dict:
         """``{slot name: "slot"}`` for a variable-shaped float slot, ``"counter"`` for a 0-d int64 step counter,
         ``"scalar"`` for a 0-d float64 state."""
@@ -1124,6 +1274,8 @@ class Optimizer:
             self._step(pairs, slots)
 
     def _step(self, pairs: list, slots: list) -> None:
+        if self.maximize:  # ascent: the negated gradient, before weight decay joins it (torch.optim's maximize)
+            pairs = [(key, -g, v) for key, g, v in pairs]
         if self.global_clipnorm is not None or self.clipnorm is not None or self.clipvalue is not None:
             pairs = [(key, g, v) for (key, _, v), g in zip(pairs, self._clipped([g for _, g, _ in pairs]))]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
@@ -1198,12 +1350,14 @@ class Optimizer:
         changed during training is restored, as by ``torch.optim``'s ``load_state_dict`` and Keras'
         optimizer variables); not for a schedule (a function of ``iterations``) or a rate Variable
         given by the caller, which is the caller's to save.  ``hyperparameters`` holds the numbers of the rule
-        (``beta_1``, ``epsilon``, ``momentum``, ``weight_decay``, ...), restored as ``torch.optim``'s
+        (``beta_1``, ``epsilon``, ``momentum``, ``weight_decay``, ...) and its flags (``amsgrad``, ``nesterov``,
+        ``centered``, ``maximize``, ...), restored with the slots they call for, as ``torch.optim``'s
         ``load_state_dict`` restores its param groups' (a file without them, written before they were saved,
         loads and keeps the optimizer's own).
         """
-        slots = {key: dict(named) for key, named in self._restored.items()}  # restored, variable not seen yet
-        slots.update({key: dict(named) for key, _, named in self._slots.values()})
+        slots = {key: dict(named) for key, named in self._restored.items()}  # restored, not used yet
+        for key, _, named in self._slots.values():
+            slots[key] = {**slots.get(key, {}), **named}
         state = {"iterations": self.iterations}
         if self._schedule is None and self._lr is self._own_lr:
             state["learning_rate"] = self._lr
@@ -1216,7 +1370,7 @@ class Optimizer:
         """After a checkpoint assigned the hyperparameters' Variables: the floats an eager step and the rule's
         branches read take their values (set as ``opt.beta_1 = value`` sets both)."""
         for name, held in self.__dict__.get("_hypers", {}).items():
-            setattr(self, name, float(held.numpy()))
+            setattr(self, name, held.numpy().item())
 
 
 def _check_betas(who: str, **betas) -> None:
@@ -1272,6 +1426,7 @@ class SGD(Optimizer):
     """
 
     _hyperparameters = ("momentum", "weight_decay", "dampening")
+    _flag_names = ("nesterov",)
 
     def __init__(
         self,
@@ -1283,15 +1438,16 @@ class SGD(Optimizer):
         dampening: float = 0.0,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         self._check_non_negative(momentum=momentum, weight_decay=weight_decay, dampening=dampening)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError(
                 f"SGD: nesterov=True needs a positive momentum and zero dampening, got momentum={momentum}, "
                 f"dampening={dampening}"
             )
-        self.momentum, self.nesterov, self.weight_decay = float(momentum), bool(nesterov), float(weight_decay)
+        self.momentum, self.nesterov, self.weight_decay = float(momentum), nesterov, float(weight_decay)
         self.dampening = float(dampening)
 
     # The slots follow the arguments as they are now (momentum may be set after the first step, as in a
@@ -1348,6 +1504,7 @@ class Adam(Optimizer):
     # variable that got no gradient on some steps is corrected by the steps it actually took.
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
+    _flag_names = ("amsgrad",)
 
     def __init__(
         self,
@@ -1360,13 +1517,14 @@ class Adam(Optimizer):
         amsgrad: bool = False,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         _check_betas(type(self).__name__, beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
-        self.amsgrad = bool(amsgrad)
+        self.amsgrad = amsgrad
 
     @property
     def _slot_names(self) -> tuple:
@@ -1411,9 +1569,19 @@ class AdamW(Adam):
         amsgrad: bool = False,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
         super().__init__(
-            learning_rate, beta_1, beta_2, epsilon, weight_decay, global_clipnorm, amsgrad, clipnorm, clipvalue
+            learning_rate,
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay,
+            global_clipnorm,
+            amsgrad,
+            clipnorm,
+            clipvalue,
+            maximize,
         )
 
     def _decay(self, var, grad, lr, hp) -> tuple:
@@ -1434,6 +1602,7 @@ class RMSprop(Optimizer):
     """
 
     _hyperparameters = ("rho", "epsilon", "momentum", "weight_decay")
+    _flag_names = ("centered",)
 
     def __init__(
         self,
@@ -1446,8 +1615,9 @@ class RMSprop(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         if not 0.0 <= _number(rho, "RMSprop", "rho") < 1.0:
             raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho}")
         self._check_non_negative(epsilon=epsilon, momentum=momentum, weight_decay=weight_decay)
@@ -1492,7 +1662,7 @@ class Adagrad(Optimizer):
 
     _slot_names = ("accumulator",)
     _counter_names = ("step",)
-    _hyperparameters = ("lr_decay", "weight_decay", "epsilon")
+    _hyperparameters = ("lr_decay", "weight_decay", "epsilon", "initial_accumulator_value")
 
     def __init__(
         self,
@@ -1504,8 +1674,9 @@ class Adagrad(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         self._check_non_negative(
             lr_decay=lr_decay,
             weight_decay=weight_decay,
@@ -1557,8 +1728,9 @@ class Adamax(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         _check_betas("Adamax", beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
@@ -1597,6 +1769,7 @@ class NAdam(Optimizer):
     _counter_names = ("step",)
     _scalar_names = ("mu_product",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay", "momentum_decay")
+    _flag_names = ("decoupled_weight_decay",)
 
     def __init__(
         self,
@@ -1610,13 +1783,14 @@ class NAdam(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         _check_betas("NAdam", beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay, momentum_decay=momentum_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay, self.momentum_decay = float(weight_decay), float(momentum_decay)
-        self.decoupled_weight_decay = bool(decoupled_weight_decay)
+        self.decoupled_weight_decay = decoupled_weight_decay
 
     def _slot_start(self, name: str) -> float:
         return 1.0 if name == "mu_product" else 0.0
@@ -1656,6 +1830,7 @@ class RAdam(Optimizer):
     _slot_names = ("m", "v")
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
+    _flag_names = ("decoupled_weight_decay",)
 
     def __init__(
         self,
@@ -1668,12 +1843,13 @@ class RAdam(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         _check_betas("RAdam", beta_1=beta_1, beta_2=beta_2)
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
-        self.weight_decay, self.decoupled_weight_decay = float(weight_decay), bool(decoupled_weight_decay)
+        self.weight_decay, self.decoupled_weight_decay = float(weight_decay), decoupled_weight_decay
 
     def _rule_switches(self) -> tuple:
         # rho_t < rho_inf = 2 / (1 - b2) - 1: with rho_inf <= 5 (beta_2 <= 2/3) never rectified, and the
@@ -1725,8 +1901,9 @@ class Adadelta(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         if not 0.0 <= _number(rho, "Adadelta", "rho") <= 1.0:
             raise ValueError(f"Adadelta: rho must be in [0, 1], got {rho}")
         self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
@@ -1767,8 +1944,9 @@ class Lion(Optimizer):
         global_clipnorm: float | None = None,
         clipnorm: float | None = None,
         clipvalue: float | None = None,
+        maximize: bool = False,
     ):
-        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue)
+        super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
             if not 0.0 <= _number(beta, "Lion", name) <= 1.0:
                 raise ValueError(f"Lion: {name} must be in [0, 1], got {beta}")

@@ -1,7 +1,9 @@
 """``tl.signal``: TensorFlow's ``tf.signal`` for short-time Fourier analysis: ``frame``, ``overlap_and_add``,
 ``stft``, ``inverse_stft``, ``inverse_stft_window_fn`` and the ``hann_window`` / ``hamming_window`` they use,
 with PyTorch's ``blackman_window``, ``bartlett_window`` and ``kaiser_window`` (NumPy's symmetric float64 forms
-``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``).
+``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``), and SciPy's
+``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` (``scipy.signal``'s arguments and
+dtypes).
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
@@ -24,12 +26,15 @@ True
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from . import dtypes as _dt
-from .dispatch import as_tensor
+from .dispatch import as_tensor, as_tensors
+from .ops import array as _array
 from .ops import creation as _creation
+from .ops import elementwise as _elementwise
 from .ops import fft as _fft
 from .ops import math as _math
 from .ops import reduce as _reduce
@@ -40,14 +45,19 @@ from .tensor import Tensor
 __all__ = [
     "bartlett_window",
     "blackman_window",
+    "fftconvolve",
     "frame",
     "hamming_window",
     "hann_window",
+    "hilbert",
     "inverse_stft",
     "inverse_stft_window_fn",
     "kaiser_window",
+    "oaconvolve",
     "overlap_and_add",
+    "periodogram",
     "stft",
+    "welch",
 ]
 
 
@@ -208,6 +218,14 @@ def kaiser(M: int, beta) -> Tensor:
     return _numpy_window("kaiser", kaiser_window, M, beta)
 
 
+def _axis(axis, x, who: str, name: str) -> int:
+    """``axis`` of ``x`` normalized; a bad one is an error naming the function and ``x`` (called ``name``)."""
+    try:
+        return normalize_axis(axis, x.ndim, f"{who}: axis")
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{e} ({name} shape {tuple(x.shape)}, {x.dtype})") from None
+
+
 def _frame_positions(frames: int, frame_length: int, frame_step: int) -> np.ndarray:
     """``(frames, frame_length)``: the sample each frame's cell reads."""
     return np.arange(frames)[:, None] * frame_step + np.arange(frame_length)[None, :]
@@ -228,7 +246,7 @@ def frame(signal, frame_length: int, frame_step: int, pad_end: bool = False, pad
     frame_step = _count(frame_step, "frame_step", who)
     if x.ndim == 0:
         raise ValueError(f"{who}: signal must have at least one axis, got a scalar ({x.dtype})")
-    ax = normalize_axis(axis, x.ndim)
+    ax = _axis(axis, x, who, "signal")
     n = x.shape[ax]
     if n is None:
         raise ValueError(f"{who}: the length of axis {ax} must be known (signal shape {tuple(x.shape)}, {x.dtype})")
@@ -403,3 +421,292 @@ def inverse_stft_window_fn(frame_step: int, forward_window_fn=hann_window):
         return _math.where(unreached, zero, forward / _math.where(unreached, one, denominator))
 
     return window_fn
+
+
+def _conv_axes(a, b, axes, who: str) -> list:
+    """SciPy's convolved axes of ``a`` and ``b`` (same rank): all by default, normalized, without those where
+    either size is 1 (they broadcast, as the other axes do); the sizes of the rest checked."""
+    where = f"(shapes {tuple(a.shape)} {a.dtype} and {tuple(b.shape)} {b.dtype})"
+    if axes is None:
+        axes = tuple(range(a.ndim))
+    else:
+        axes = _fft._integers(axes, "axes", who, a)
+        if not axes:
+            raise ValueError(f"{who}: axes cannot be empty when given {where}")
+        try:
+            axes = _fft._check_axes(a, axes)
+        except ValueError as e:
+            raise ValueError(f"{who}: {e} {where}") from None
+    unknown = [ax for ax in axes if a.shape[ax] is None or b.shape[ax] is None]
+    if unknown:
+        raise ValueError(f"{who}: the sizes of the convolved axes {tuple(unknown)} must be known {where}")
+    kept = [ax for ax in axes if a.shape[ax] != 1 and b.shape[ax] != 1]
+    for ax in range(a.ndim):
+        n, m = a.shape[ax], b.shape[ax]
+        if ax not in kept and None not in (n, m) and n != m and 1 not in (n, m):
+            raise ValueError(f"{who}: incompatible shapes along axis {ax}, which is not convolved {where}")
+    return kept
+
+
+def _centered(x, shape):
+    """The centre ``shape`` of ``x`` (SciPy's ``_centered``: the extra element of an odd margin on the right);
+    a size unknown when traced is kept whole."""
+    index = tuple(
+        slice(None) if None in (size, new) or size == new else slice((size - new) // 2, (size - new) // 2 + new)
+        for size, new in zip(x.shape, shape)
+    )
+    return x[index]
+
+
+def _fft_convolution(in1, in2, mode: str, axes, who: str) -> Tensor:
+    """``scipy.signal.fftconvolve``: the product of the spectra (``rfftn`` for real inputs, ``fftn`` for complex
+    ones) of both inputs zero-padded to the full size, transformed back and cut to ``mode``."""
+    a, b = as_tensors(in1, in2)
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"{who}: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    if a.ndim == b.ndim == 0:
+        return _math.multiply(a, b)
+    if a.ndim != b.ndim:
+        raise ValueError(
+            f"{who}: in1 and in2 should have the same dimensionality, got shapes {tuple(a.shape)} {a.dtype} and "
+            f"{tuple(b.shape)} {b.dtype}"
+        )
+    # Each input as SciPy's transforms read it (integers and bools float64), then promoted.
+    dtype = np.result_type(*(_dt.float64 if t.dtype.kind in "biu" else t.dtype for t in (a, b)))
+    if 0 in a.shape or 0 in b.shape:  # SciPy's answer for an empty input, whatever the shapes and dtypes
+        return _creation.zeros((0,), dtype=_dt.float64)
+    axes = _conv_axes(a, b, axes, who)
+    if mode == "valid" and axes:
+        larger = [all(x.shape[ax] >= y.shape[ax] for ax in axes) for x, y in ((a, b), (b, a))]
+        if not any(larger):
+            raise ValueError(
+                f"{who}: for 'valid' mode, one input must be at least as large as the other in every convolved "
+                f"axis, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+            )
+        if not larger[0]:  # convolution commutes: SciPy swaps the inputs
+            a, b = b, a
+    if not axes:  # every axis broadcasts: SciPy multiplies, in the inputs' own dtypes
+        full = _math.multiply(a, b)
+    else:
+        a, b = (t if t.dtype == dtype else _math.cast(t, dtype) for t in (a, b))
+        sizes = [a.shape[ax] + b.shape[ax] - 1 for ax in axes]
+        if dtype.kind == "c":
+            full = _fft.ifftn(_fft.fftn(a, sizes, axes) * _fft.fftn(b, sizes, axes), sizes, axes)
+        else:
+            full = _fft.irfftn(_fft.rfftn(a, sizes, axes) * _fft.rfftn(b, sizes, axes), sizes, axes)
+    if mode == "full":
+        return full
+    if mode == "same":
+        return _centered(full, a.shape)
+    return _centered(
+        full, [a.shape[ax] - b.shape[ax] + 1 if ax in axes else size for ax, size in enumerate(full.shape)]
+    )
+
+
+def fftconvolve(in1, in2, mode: str = "full", axes=None) -> Tensor:
+    """The N-dimensional convolution of ``in1`` and ``in2`` by FFT (``scipy.signal.fftconvolve``): over ``axes``
+    (all by default; the others broadcast), ``mode`` ``"full"``, ``"same"`` (``in1``'s shape, centred) or
+    ``"valid"`` (full overlap only); real inputs give real results (float16 ones float32, integers float64),
+    complex ones complex.  Differentiable in both inputs.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.fftconvolve(tl.tensor([1.0, 2.0, 3.0]), tl.tensor([0.0, 1.0, 0.5])).numpy().round(6).tolist()
+    [0.0, 1.0, 2.5, 4.0, 1.5]
+    """
+    return _fft_convolution(in1, in2, mode, axes, "fftconvolve")
+
+
+def oaconvolve(in1, in2, mode: str = "full", axes=None) -> Tensor:
+    """``scipy.signal.oaconvolve``: the convolution SciPy computes by overlap-add, here with one transform as
+    :func:`fftconvolve` (the same values and dtypes; the overlap-add only saves time on very unequal sizes).
+
+    >>> import tensorlib as tl
+    >>> tl.signal.oaconvolve(tl.ones((2, 3)), tl.ones((1, 2)), mode="same").numpy().round(6).tolist()
+    [[1.0, 2.0, 2.0], [1.0, 2.0, 2.0]]
+    """
+    return _fft_convolution(in1, in2, mode, axes, "oaconvolve")
+
+
+def hilbert(x, N: int | None = None, axis: int = -1) -> Tensor:
+    """The analytic signal ``x + i H(x)`` of real ``x`` along ``axis`` (``scipy.signal.hilbert``): the FFT of
+    ``N`` samples (``x`` cropped or zero-padded; default its length), its positive frequencies doubled and its
+    negative ones zeroed, transformed back.  Complex64 for float32 (and float16) input, else complex128;
+    differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.hilbert(tl.tensor([1.0, 0.0, -1.0, 0.0])).numpy().imag.round(6).tolist()
+    [0.0, 1.0, 0.0, -1.0]
+    """
+    who = "hilbert"
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
+    dtype = _real_dtype(x, who)
+    x = x if x.dtype == dtype else _math.cast(x, dtype)
+    ax = _axis(axis, x, who, "x")
+    if N is None:
+        N = x.shape[ax]
+        if N is None:
+            raise ValueError(
+                f"{who}: the length of axis {ax} must be known, or N given (x shape {tuple(x.shape)}, {x.dtype})"
+            )
+    N = _count(N, "N", who)
+    spectrum = _fft.fft(x, n=N, axis=ax)
+    h = np.zeros(N)
+    h[0] = 1.0
+    h[1 : (N + 1) // 2] = 2.0
+    if N % 2 == 0:
+        h[N // 2] = 1.0
+    h = h.reshape((N,) + (1,) * (x.ndim - 1 - ax)).astype(_dt.real_dtype(spectrum.dtype))
+    return _fft.ifft(spectrum * _creation.tensor(h, backend=x.backend), axis=ax)
+
+
+def _named_window(window, length: int, dtype, who: str) -> Tensor:
+    """``scipy.signal.get_window(window, length)`` (periodic) for the names tl.signal has windows for."""
+    if isinstance(window, tuple) and len(window) == 2 and window[0] == "kaiser":
+        return kaiser_window(length, periodic=True, beta=window[1], dtype=dtype)
+    named = {
+        "boxcar": None,
+        "hann": hann_window,
+        "hann_periodic": hann_window,
+        "hamming": hamming_window,
+        "blackman": blackman_window,
+        "bartlett": bartlett_window,
+    }
+    if not isinstance(window, str) or window not in named:
+        raise ValueError(
+            f"{who}: window must be one of {sorted(named)}, ('kaiser', beta) or the values, got {window!r}"
+        )
+    fn = named[window]
+    return _creation.ones((length,), dtype=dtype) if fn is None else fn(length, periodic=True, dtype=dtype)
+
+
+def _detrended(frames, detrend, who: str) -> Tensor:
+    """Each frame (the last axis) less its mean (``"constant"``) or its least-squares line (``"linear"``)."""
+    if detrend is False:
+        return frames
+    if callable(detrend):
+        return as_tensor(detrend(frames))
+    if detrend not in ("constant", "linear"):
+        raise ValueError(f"{who}: detrend must be 'constant', 'linear', False or a function, got {detrend!r}")
+    centred = frames - _reduce.mean(frames, axis=-1, keepdims=True)
+    length = frames.shape[-1]
+    if detrend == "constant" or length == 1:
+        return centred
+    t = np.arange(length) - (length - 1) / 2.0  # centred times: the slope is sum(t y) / sum(t t)
+    times = _creation.tensor(t.astype(frames.dtype), backend=frames.backend)
+    return centred - _reduce.sum(centred * times, axis=-1, keepdims=True) * (times / float(np.sum(t * t)))
+
+
+def _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average, who):
+    """``scipy.signal.welch``: the mean (or bias-corrected median) over frames of ``nperseg`` samples every
+    ``nperseg - noverlap``, detrended and windowed, of their spectra's squared magnitudes, scaled to a power
+    density (``1 / (fs sum(w**2))``) or spectrum (``1 / sum(w)**2``); the one-sided spectra's bins that stand
+    for two frequencies doubled."""
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
+    ax = _axis(axis, x, who, "x")
+    n = x.shape[ax]
+    if n is None:
+        raise ValueError(f"{who}: the length of axis {ax} must be known (x shape {tuple(x.shape)}, {x.dtype})")
+    if 0 in x.shape:  # SciPy's answer for an empty input
+        return _creation.zeros(x.shape, dtype=_dt.float64), _creation.zeros(x.shape, dtype=_dt.float64)
+    if x.dtype.kind == "c":
+        return_onesided = False
+    else:  # SciPy's dtypes: float16 computes as float32, integers and bools as float64
+        real = _dt.float64 if x.dtype.kind in "biu" else _dt.float32 if x.dtype == _dt.float16 else x.dtype
+        x = x if x.dtype == real else _math.cast(x, real)
+    real = _dt.real_dtype(x.dtype)
+    if isinstance(window, (str, tuple)):
+        nperseg = 256 if nperseg is None else _count(nperseg, "nperseg", who)
+        if n < nperseg:
+            warnings.warn(f"{who}: nperseg={nperseg} is greater than the signal length {n}, using nperseg={n}",
+                          UserWarning, stacklevel=3)  # fmt: skip
+            nperseg = n
+        win = _named_window(window, nperseg, real, who)
+    else:
+        win = as_tensor(window)
+        if win.ndim != 1 or win.shape[0] is None:
+            raise ValueError(f"{who}: window must be one-dimensional, got shape {tuple(win.shape)} ({win.dtype})")
+        win = win if win.dtype == real else _math.cast(win, real)
+        nperseg = win.shape[0] if nperseg is None else _count(nperseg, "nperseg", who)
+        if nperseg != win.shape[0]:
+            raise ValueError(f"{who}: nperseg={nperseg} does not equal the window's length {win.shape[0]}")
+        if nperseg > n:
+            raise ValueError(f"{who}: the window's {nperseg} samples are more than the signal's {n} (axis {ax})")
+    nfft = nperseg if nfft is None else _count(nfft, "nfft", who)
+    if nfft < nperseg:
+        raise ValueError(f"{who}: nfft={nfft} must be at least nperseg={nperseg}")
+    noverlap = nperseg // 2 if noverlap is None else _count(noverlap, "noverlap", who, 0)
+    if noverlap >= nperseg:
+        raise ValueError(f"{who}: noverlap={noverlap} must be less than nperseg={nperseg}")
+    if scaling not in ("density", "spectrum"):
+        raise ValueError(f"{who}: scaling must be 'density' or 'spectrum', got {scaling!r}")
+    if average not in ("mean", "median"):
+        raise ValueError(f"{who}: average must be 'mean' or 'median', got {average!r}")
+    frames = frame(_array.moveaxis(x, ax, -1), nperseg, nperseg - noverlap)  # (..., frames, nperseg)
+    frames = _detrended(frames, detrend, who) * win
+    spectra = _fft.rfft(frames, n=nfft) if return_onesided else _fft.fft(frames, n=nfft)
+    power = _math.square(_elementwise.real(spectra)) + _math.square(_elementwise.imag(spectra))
+    scale = 1.0 / (fs * _reduce.sum(_math.square(win))) if scaling == "density" else 1.0 / _reduce.sum(win) ** 2
+    power = power * _math.cast(scale, real)
+    if return_onesided:  # every bin but 0 and (nfft even) the last stands for its negative frequency too
+        weight = np.full(nfft // 2 + 1, 2.0)
+        weight[0] = 1.0
+        weight[-1] = 1.0 if nfft % 2 == 0 else 2.0
+        power = power * _creation.tensor(weight.astype(real), backend=x.backend)
+    count = power.shape[-2]
+    if average == "median" and count > 1:
+        bias = 1.0 + sum(1.0 / (2 * k + 1) - 1.0 / (2 * k) for k in range(1, (count - 1) // 2 + 1))
+        power = _array.median(power, axis=-2) / bias
+    else:
+        power = _reduce.mean(power, axis=-2)
+    freqs = (_fft.rfftfreq if return_onesided else _fft.fftfreq)(nfft, 1.0 / fs)
+    return freqs, _array.moveaxis(power, -1, ax)
+
+
+def welch(x, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
+          nfft: int | None = None, detrend="constant", return_onesided: bool = True, scaling: str = "density",
+          axis: int = -1, average: str = "mean") -> tuple:  # fmt: skip
+    """Welch's power spectral density estimate (``scipy.signal.welch``): ``(frequencies, power)``, the power
+    averaged over frames of ``nperseg`` samples (default 256, at most the signal's length) overlapping by
+    ``noverlap`` (default half), each detrended (``"constant"``, ``"linear"``, False or a function of the frames,
+    the last axis), times the window (a name of ``scipy.signal.get_window``'s: ``"hann"``, ``"hamming"``,
+    ``"blackman"``, ``"bartlett"``, ``"boxcar"`` or ``("kaiser", beta)``, periodic; or the values, which may be a
+    tensor to learn) and transformed with ``nfft`` points.  One-sided for real ``x`` unless asked; float32 power
+    for float32 (and float16) ``x``, float64 otherwise; frequencies float64.  Differentiable in ``x``, a window
+    tensor and ``fs``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> f, p = tl.signal.welch(np.sin(np.arange(64) * np.pi / 2), fs=4.0, nperseg=16)
+    >>> f.numpy()[np.argmax(p.numpy())].item()
+    1.0
+    """
+    return _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average,
+                          "welch")  # fmt: skip
+
+
+def periodogram(x, fs=1.0, window="boxcar", nfft: int | None = None, detrend="constant",
+                return_onesided: bool = True, scaling: str = "density", axis: int = -1) -> tuple:  # fmt: skip
+    """The periodogram (``scipy.signal.periodogram``): :func:`welch` with one frame, the whole signal (cropped
+    to ``nfft`` when that is shorter, zero-padded when longer), ``window`` ``"boxcar"`` (None) by default.
+
+    >>> import tensorlib as tl
+    >>> f, p = tl.signal.periodogram(tl.tensor([1.0, -1.0, 1.0, -1.0]), scaling="spectrum")
+    >>> p.numpy().round(6).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    who = "periodogram"
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
+    ax = _axis(axis, x, who, "x")
+    n, nperseg = x.shape[ax], x.shape[ax]
+    nfft = None if nfft is None else _count(nfft, "nfft", who)
+    if nfft is not None and n is not None and nfft < n:  # SciPy crops the signal to nfft samples
+        index = [slice(None)] * x.ndim
+        index[ax] = slice(0, nfft)
+        x, nperseg, nfft = x[tuple(index)], nfft, None
+    return _average_power(x, fs, "boxcar" if window is None else window, nperseg, 0, nfft, detrend,
+                          return_onesided, scaling, axis, "mean", who)  # fmt: skip

@@ -24,7 +24,7 @@ import math
 
 from . import dtypes as _dt
 from . import initializers as _init
-from .layers import _as_tensor, _float_dtype, _given_arguments, _number_in, _positive, _seed, _seed_for, _SeedStream
+from .layers import _as_tensor, _float_dtype, _given_arguments, _number_in, _positive, _seed, _seed_for, _noise_stream
 from .module import Module
 from .module import in_training as _in_training
 from .ops import control_flow as _control_flow
@@ -71,7 +71,8 @@ class _TorchRecurrent(Module):
         self.bias, self.batch_first, self.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
         self.dropout = float(dropout)
         seed, dtype = _seed(seed, name), _float_dtype(dtype, name)
-        self._draws = _SeedStream(seed, name)  # the dropout masks' (the seed drew only the weights)
+        # The dropout masks' (the seed drew only the weights): torch drops between layers only.
+        self._draws = _noise_stream(self, seed, name, draws=self.dropout > 0 and self.num_layers > 1)
         # torch.nn's initialization: every weight and bias uniform in [-1/sqrt(hidden_size), 1/sqrt(hidden_size)]
         bound = 1.0 / math.sqrt(self.hidden_size)
         width, k = self.gates * self.hidden_size, 0

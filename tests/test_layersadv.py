@@ -142,9 +142,11 @@ def test_seeded_noise_has_its_definition_and_gradient(name):
             np.testing.assert_array_equal(g, np.broadcast_to(g.max(axis=axes, keepdims=True), g.shape))
 
 
-def test_seeded_noise_state_stays_out_of_variables_and_checkpoints_and_configs_hold_the_seed():
+def test_seeded_noise_state_is_a_non_trainable_variable_and_configs_hold_the_seed():
+    # The stream's position is saved (a resumed run draws on; tests/test_optckpt.py), never trained.
     layer = tl.nn.Dropout(0.2, noise_shape=(None, 1), seed=4)
-    assert layer.variables == {} and layer.state_dict() == {}
+    assert list(layer.variables) == ["seed_state"] and layer.trainable_variables == {}
+    assert layer.state_dict() == {"seed_state": np.int64(0)}
     config = json.loads(json.dumps(layer.get_config()))
     assert config == {"rate": 0.2, "noise_shape": [None, 1], "seed": 4, "trainable": True}
     copy = tl.nn.Dropout.from_config(config)

@@ -557,3 +557,30 @@ def test_densities_at_an_infinite_x_are_zero_not_nan(name, args):
         np.testing.assert_allclose(traced, pdf, rtol=1e-15)
     stats = pytest.importorskip("scipy.stats")
     np.testing.assert_allclose(dist.logpdf(x, *args).numpy(), getattr(stats, name).logpdf(x, *args), rtol=1e-13)
+
+
+@pytest.mark.parametrize("code", [">f8", ">f4", ">f2", ">i4", ">i8", ">i2", ">u2", ">c16", ">c8", ">b1"])
+def test_big_endian_arrays_are_taken_in_native_order_and_never_changed(code):
+    # FITS files and some HDF5 files give big-endian arrays; tl.tensor, ops, Variables and traced functions refused
+    # them ("dtype >f8 is not supported") where jnp.asarray and tf.constant take them. Values are NumPy's own.
+    raw = np.arange(1, 7).reshape(2, 3) % 2 == 0 if code == ">b1" else np.arange(1, 7).reshape(2, 3)
+    a = raw.astype(code)
+    before = a.copy()
+    native = a.astype(a.dtype.newbyteorder("="))
+    expect = tl.tensor(native)
+    for got in (
+        tl.tensor(a),
+        tl.Variable(a),
+        tl.function(lambda x: tl.identity(x))(a),
+        tl.add(a, tl.zeros_like(expect)),
+    ):
+        assert got.dtype == expect.dtype and got.numpy().dtype.isnative
+        np.testing.assert_array_equal(got.numpy(), native)
+    np.testing.assert_array_equal(a, before)
+    assert a.dtype == before.dtype
+
+
+def test_gradient_at_a_big_endian_point_is_the_native_one():
+    a = np.array([0.5, 1.5, -2.0], dtype=">f8")
+    g = tl.grad(lambda x: tl.sum(tl.sin(x) * x))(a).numpy()
+    np.testing.assert_allclose(g, np.cos(a) * a + np.sin(a), rtol=1e-15)

@@ -147,8 +147,8 @@ def test_correction_is_numpy_s_other_name_for_ddof(name):
     got = f(tl.tensor(data), axis=1, correction=1)
     np.testing.assert_allclose(got.numpy(), f(data, axis=1, correction=1), rtol=1e-13)
     check_grads(lambda x: f(x, axis=0, correction=1.5), [X], order=1)
-    with pytest.raises(TypeError, match=rf"numpy\.{name}: arguments correction and ddof both set ddof"):
-        f(tl.tensor(data), ddof=1, correction=1)  # NumPy refuses both too
+    with pytest.raises(ValueError, match=rf"(?i){name}: ddof and correction can't both be given"):
+        f(tl.tensor(data), ddof=1, correction=1)  # NumPy refuses both too (a ValueError)
 
 
 V = RNG.normal(size=5)
@@ -215,8 +215,8 @@ def test_np_pad_modes_it_cannot_run_raise_naming_them():
     np.testing.assert_array_equal(np.pad(t, 1, constant_values=2.5).numpy(), np.pad(X, 1, constant_values=2.5))
     with pytest.raises(TypeError, match=r"numpy\.pad: mode='empty'"):  # (linear_ramp runs: tests/test_astensors.py)
         np.pad(t, 1, mode="empty")
-    with pytest.raises(TypeError, match=r"numpy\.pad: mode='reflect' with reflect_type='odd'"):
-        np.pad(t, 1, mode="reflect", reflect_type="odd")
+    with pytest.raises(TypeError, match=r"numpy\.pad: mode='reflect' with reflect_type='other'"):
+        np.pad(t, 1, mode="reflect", reflect_type="other")  # (odd runs: tests/test_newapiadv2.py)
 
 
 @pytest.mark.parametrize(

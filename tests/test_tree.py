@@ -279,9 +279,10 @@ def test_optimizer_state_is_a_tree_keyed_by_variable_paths():
     assert list(state["slots"]) == ["dense/0"] and list(state["slots"]["dense/0"]) == ["m", "v", "step"]
     assert b.numpy() == 3.0  # its gradient was None: skipped
     np.testing.assert_allclose(w.numpy(), [0.9, 1.9])  # Adam's first step moves by lr * sign
-    assert list(state["hyperparameters"]) == ["beta_1", "beta_2", "epsilon", "weight_decay"]
-    # iterations, the learning rate, Adam's four other hyperparameters, the two moments and w's own step count
-    assert len(tree.leaves(state)) == 9
+    assert list(state["hyperparameters"]) == ["maximize", "beta_1", "beta_2", "epsilon", "weight_decay", "amsgrad"]
+    # iterations, the learning rate, Adam's four other hyperparameters and two flags, the two moments and w's own
+    # step count
+    assert len(tree.leaves(state)) == 11
     # A tuple of gradients for a list of variables pairs by position, as before.
     opt.apply((tl.tensor([1.0, 1.0], dtype="float64"),), [w])
 

@@ -141,15 +141,17 @@ def _variable_init(self, initial_value, name: str | None = None, trainable: bool
     self._version = 0
 
 
+# Eager updates read, add and write: one at a time, so that no thread's update (an assign too) falls between
+# another's read and write and is lost (TF's assign and assign_add are each atomic on the variable).
+# Reentrant: an observer may update a Variable.
+_UPDATE_LOCK = threading.RLock()
+
+
 def _assign(self, value):
     """Set the value (same shape; a value of the same kind is cast to the variable's dtype, an integer only
     where every element fits, else OverflowError); inside ``tl.function`` this becomes a graph node."""
-    return dispatch.assign_variable(self, value, "assign")
-
-
-# Eager updates read, add and write: one at a time, so that no thread's update falls between another's read
-# and write and is lost (TF's assign_add is one atomic op).  Reentrant: an observer may update a Variable.
-_UPDATE_LOCK = threading.RLock()
+    with _UPDATE_LOCK:
+        return dispatch.assign_variable(self, value, "assign")
 
 
 def _update(var, delta, combine, how: str):

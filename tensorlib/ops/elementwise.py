@@ -15,6 +15,7 @@ orders and tracing come free); broadcast gradients are summed back by the engine
 from __future__ import annotations
 
 import math as _pymath
+import warnings
 
 import numpy as np
 
@@ -316,39 +317,29 @@ _logaddexp2 = _binary(
 )
 
 
-def _refuse_zero_divisor(name, x, y, nonzero) -> None:
-    """An integer divisor holding a zero is a ZeroDivisionError naming the op, shapes and dtypes (raised by
-    the kernel itself, so a compiled graph's message names them too)."""
-    if not nonzero:
-        raise ZeroDivisionError(
-            f"{name}: integer division by zero (inputs x: shape {tuple(x.shape)} {x.dtype}, "
-            f"y: shape {tuple(y.shape)} {y.dtype})"
-        )
+def _nonzero_divisor(xp, y, ufunc_name):
+    """NumPy's integer division by zero: ``y`` with 1 where it is 0, and the mask of those places, where the
+    result is 0 (``np.floor_divide``, ``np.remainder``, ``np.fmod``) with NumPy's RuntimeWarning; the mask
+    is None when no divisor is 0.  (Python, TensorFlow and PyTorch raise; NumPy's names give NumPy's values.)"""
+    zero = y == 0
+    if not bool(xp.any(zero)):
+        return y, None
+    warnings.warn(f"divide by zero encountered in {ufunc_name}", RuntimeWarning, stacklevel=2)
+    return xp.where(zero, xp.ones_like(y), y), zero
 
 
-def _by_nonzero_integers(name, ufunc):
-    """NumPy's ``ufunc`` (also writing into ``out``), raising where an integer divisor is zero: NumPy
-    would give 0, JAX an unspecified value; Python and TensorFlow's FloorDiv/FloorMod raise."""
-
-    def kernel(x, y, out=None):
-        if y.dtype.kind in "iub":
-            _refuse_zero_divisor(name, x, y, y.all())
-        return ufunc(x, y, out=out)
-
-    kernel.__name__ = kernel.__qualname__ = ufunc.__name__
-    return kernel
-
-
-def _on_ints(name, function_name):
+def _on_ints(function_name):
     """A generic kernel calling the Array API's ``function_name``: bools as int32 (NumPy's int8), an
-    integer divisor of zero a ZeroDivisionError (as the NumPy kernel)."""
+    integer divided by zero NumPy's 0 (as the NumPy kernel)."""
 
     def kernel(xp, x, y):
-        if xp.isdtype(y.dtype, ("integral", "bool")):
-            _refuse_zero_divisor(name, x, y, bool(xp.all(y)))
         if x.dtype == xp.bool:
             x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
-        return getattr(xp, function_name)(x, y)
+        zero = None
+        if xp.isdtype(y.dtype, "integral"):
+            y, zero = _nonzero_divisor(xp, y, function_name)
+        out = getattr(xp, function_name)(x, y)
+        return out if zero is None else xp.where(zero, xp.zeros_like(out), out)
 
     kernel.__name__ = kernel.__qualname__ = f"integer_{function_name}"
     return kernel
@@ -357,10 +348,9 @@ def _on_ints(name, function_name):
 def _integer_division(name, ufunc, doc, grad_x, grad_y):
     # Integer dtypes kept (two bools give NumPy's int8, held as int32).
     op = defop(name, inputs=("x", "y"), infer=_division_dtype, promote=(0, 1), doc=doc)
-    op.generic(_on_ints(name, ufunc.__name__))
-    kernel = _by_nonzero_integers(name, ufunc)
-    op.kernel("numpy")(kernel)
-    op.out_kernel("numpy", inplace=True)(kernel)
+    op.generic(_on_ints(ufunc.__name__))
+    op.kernel("numpy")(ufunc)  # NumPy's own: an integer divided by zero gives 0 with NumPy's RuntimeWarning
+    op.out_kernel("numpy", inplace=True)(ufunc)
     register_gradient(name, grad_x, grad_y)
     return op
 
@@ -390,9 +380,10 @@ def _fmod_kernel(xp, x, y):
     if x.dtype == xp.bool:
         x, y = xp.astype(x, xp.int32), xp.astype(y, xp.int32)
     if xp.isdtype(y.dtype, "integral"):
-        _refuse_zero_divisor("Fmod", x, y, bool(xp.all(y)))
+        y, zero = _nonzero_divisor(xp, y, "fmod")
         r = xp.remainder(xp.abs(x), xp.abs(y))
-        return xp.where(x < 0, -r, r)
+        r = xp.where(x < 0, -r, r)
+        return r if zero is None else xp.where(zero, xp.zeros_like(r), r)
     return xp.copysign(xp.remainder(xp.abs(x), xp.abs(y)), x)
 
 
@@ -1017,8 +1008,8 @@ def floor_divide(x1, x2) -> Tensor:
     """floor(x1 / x2), rounded toward minus infinity as Python's ``//`` and ``np.floor_divide``
     (TensorFlow's ``FloorDiv``): integer dtypes are kept, two bools give int32.
 
-    Floats divided by zero give NumPy's inf, -inf or nan; an integer divided by zero raises
-    ZeroDivisionError, as in Python and TensorFlow (NumPy gives 0, JAX an unspecified value).  The
+    Floats divided by zero give NumPy's inf, -inf or nan; an integer divided by zero gives NumPy's 0 with
+    NumPy's RuntimeWarning (Python, TensorFlow and PyTorch raise, JAX gives an unspecified value).  The
     result is piecewise constant: its gradient is zero for both arguments (JAX's rule).
 
     >>> import tensorlib as tl
@@ -1045,7 +1036,7 @@ mod = remainder
 
 def fmod(x1, x2) -> Tensor:
     """The remainder of ``x1 / x2`` with the sign of ``x1`` (C's ``fmod``, ``np.fmod``), unlike ``remainder``
-    (Python's ``%``).  Integer dtypes are kept; an integer divided by zero raises ZeroDivisionError, as in
+    (Python's ``%``).  Integer dtypes are kept; an integer divided by zero gives NumPy's 0 (and warning), as
     ``remainder``.  The gradient is 1 for ``x1`` and ``-trunc(x1 / x2)`` for ``x2`` (PyTorch's).
 
     >>> import tensorlib as tl

@@ -160,9 +160,12 @@ def _divided(total, count):
     return math_ops.where(empty, math_ops.full_like(out, math.nan), out)
 
 
-def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None, where=True) -> Tensor:
+def nanvar(
+    x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None, where=True, mean=None, correction=None
+) -> Tensor:
     """Variance of the non-NaN elements (``numpy.nanvar``), divided by their count minus ``ddof``;
-    NaN where that is not positive, as in NumPy.  ``where`` leaves elements out too.
+    NaN where that is not positive, as in NumPy.  ``where`` leaves elements out too; ``mean`` and
+    ``correction`` as ``var``'s (NumPy 2's).
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanvar(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
@@ -170,22 +173,32 @@ def nanvar(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None, w
     """
     x = x if dtype is None else reduce.cast_to_dtype_argument(x, dtype, "nanvar")  # NumPy's dtype= computes in it
     x = _checked(x, axis, "nanvar")
-    ddof = reduce._check_ddof(x, ddof, "nanvar")
+    ddof = reduce._check_ddof(x, ddof, "nanvar", correction)
+    if mean is not None and x.dtype.kind in "fc" and as_tensor(mean).dtype.kind in "biuf":
+        mean = math_ops.cast(mean, x.dtype)  # NumPy subtracts it in x's (NaN-filled copy's) dtype
     if not _has_nans(x):
-        return reduce.var(x, axis, keepdims, ddof, where=where)
+        return reduce.var(x, axis, keepdims, ddof, where=where, mean=mean)
     x = _left_out_as_nans(x, where, "nanvar")
-    if x.dtype == _dt.float16:
-        return reduce.in_float32(nanvar, x, axis, keepdims, ddof)
-    centered = _filled(x - nanmean(x, axis, keepdims=True), 0)
+    if mean is None:
+        if x.dtype == _dt.float16:
+            return reduce.in_float32(nanvar, x, axis, keepdims, ddof)
+        mean = nanmean(x, axis, keepdims=True)
+    else:
+        mean, float16 = reduce.given_mean(x, mean, "nanvar")
+        if float16:
+            return reduce.in_float32(nanvar, x, axis, keepdims, ddof, mean=math_ops.cast(mean, _dt.float32))
+    centered = _filled(x - mean, 0)
     if x.dtype.kind == "c":
         centered = math_ops.abs(centered)
     # NumPy: NaN wherever the degrees of freedom, count - ddof, are not positive (np.var gives inf there).
     return _divided(reduce.sum(centered * centered, axis, keepdims), _counts(x, axis, keepdims, centered.dtype) - ddof)
 
 
-def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None, where=True) -> Tensor:
-    """Standard deviation of the non-NaN elements (``numpy.nanstd``; ``where`` as ``nanvar``'s); gradient 0 at
-    zero spread, as ``std``.
+def nanstd(
+    x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None, where=True, mean=None, correction=None
+) -> Tensor:
+    """Standard deviation of the non-NaN elements (``numpy.nanstd``; ``where``, ``mean`` and ``correction`` as
+    ``nanvar``'s); gradient 0 at zero spread, as ``std``.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanstd(tl.tensor([1.0, np.nan, 3.0])).numpy().item()
@@ -193,9 +206,12 @@ def nanstd(x, axis=None, keepdims: bool = False, ddof: int = 0, *, dtype=None, w
     """
     x = x if dtype is None else reduce.cast_to_dtype_argument(x, dtype, "nanstd")  # NumPy's dtype= computes in it
     x = _checked(x, axis, "nanstd")
-    if x.dtype == _dt.float16:  # the root of a float32 variance: a float16 one overflows first
-        return reduce.in_float32(nanstd, x, axis, keepdims, ddof, where=where)
-    return reduce.safe_sqrt(nanvar(x, axis, keepdims, ddof, where=where))
+    ddof = reduce._check_ddof(x, ddof, "nanstd", correction)
+    if x.dtype == _dt.float16 and (mean is None or reduce.given_mean(x, mean, "nanstd")[1]):
+        # the root of a float32 variance: a float16 one overflows first
+        mean = None if mean is None else math_ops.cast(mean, _dt.float32)
+        return reduce.in_float32(nanstd, x, axis, keepdims, ddof, where=where, mean=mean)
+    return reduce.safe_sqrt(nanvar(x, axis, keepdims, ddof, where=where, mean=mean))
 
 
 # ------------------------------------------------------------------ nanargmax, nanargmin

@@ -598,8 +598,18 @@ def mean(x, axis=None, keepdims: bool = False, *, where=True, dtype=None) -> Ten
     return total / _count(x, axis)
 
 
-def _check_ddof(x, ddof, name):
-    """``ddof`` as a Python number (a NumPy scalar one promoted float32 to float64, as no weak scalar)."""
+_mean = mean  # var's and std's NumPy argument mean= hides the function in them
+
+
+def _check_ddof(x, ddof, name, correction=None):
+    """``ddof`` (or NumPy 2's ``correction``, its array-API name) as a Python number (a NumPy scalar one
+    promoted float32 to float64, as no weak scalar)."""
+    if correction is not None:
+        if not (isinstance(ddof, numbers.Real) and ddof == 0):
+            raise ValueError(
+                f"{name}: ddof and correction can't both be given, got ddof={ddof!r}, correction={correction!r}"
+            )
+        ddof = correction
     # NumPy takes any real ddof (1.5, a NumPy integer); anything else failed deep inside with a raw TypeError.
     if isinstance(ddof, Tensor):
         return ddof
@@ -608,25 +618,55 @@ def _check_ddof(x, ddof, name):
     return int(ddof) if isinstance(ddof, numbers.Integral) else float(ddof)
 
 
-def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtype=None) -> Tensor:
-    """Variance with NumPy's ``ddof`` (0 by default); float16 accumulates in float32, ``dtype`` (NumPy's)
-    computes in another.  ``where`` keeps only the elements where it is True (the mean too), as in NumPy.
+def given_mean(x, mean, name: str):
+    """NumPy 2's ``mean=`` of a variance: the precomputed mean, of the shape ``keepdims=True`` gives (a
+    shape that broadcasts ``x`` to a bigger one would silently give another reduction's variance).  Returns
+    ``(mean, in_float32)``: whether a float16 ``x`` still accumulates in float32 (a wider mean promotes)."""
+    mean = as_tensor(mean)
+    fits = mean.ndim <= x.ndim and builtins.all(
+        m in (1, n, None) or n is None for m, n in zip(mean.shape[::-1], x.shape[::-1])
+    )
+    if not fits:
+        raise ValueError(
+            f"{name}: mean= must broadcast to the input's shape (the shape keepdims=True gives), "
+            f"got mean shape {mean.shape} {mean.dtype} for input shape {x.shape} {x.dtype}"
+        )
+    return mean, x.dtype == _dt.float16 and mean.dtype == _dt.float16
+
+
+def var(
+    x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtype=None, mean=None, correction=None
+) -> Tensor:
+    """Variance with NumPy's ``ddof`` (0 by default; ``correction`` is NumPy 2's other name for it); float16
+    accumulates in float32, ``dtype`` (NumPy's) computes in another.  ``where`` keeps only the elements where
+    it is True (the mean too), as in NumPy; ``mean`` (NumPy 2's) is the mean already computed, of the shape
+    ``keepdims=True`` gives, and gets its gradient.
 
     >>> import tensorlib as tl
     >>> tl.var(tl.tensor([1.0, 3.0])).numpy().item()
     1.0
     >>> tl.var(tl.tensor([1.0, 3.0, 100.0]), where=tl.tensor([True, True, False])).numpy().item()
     1.0
+    >>> tl.var(tl.tensor([1.0, 3.0]), mean=tl.tensor([2.0]), correction=1).numpy().item()
+    2.0
     """
 
     x = as_tensor(x) if dtype is None else cast_to_dtype_argument(x, dtype, "var")  # NumPy's dtype= computes in it
     _check_axis(x, axis, "Var")
-    ddof = _check_ddof(x, ddof, "Var")
+    ddof = _check_ddof(x, ddof, "Var", correction)
     mask = _where_mask(x, where, "var")
-    if x.dtype == _dt.float16:
-        return in_float32(var, x, axis, keepdims, ddof, where=where)
-    centered = x - mean(x, axis, keepdims=True, where=where)
-    if x.dtype.kind == "c":  # NumPy: the mean squared modulus, real
+    if mean is None:
+        if x.dtype == _dt.float16:
+            return in_float32(var, x, axis, keepdims, ddof, where=where)
+        centered = x - _mean(x, axis, keepdims=True, where=where)
+    else:
+        mean, float16 = given_mean(x, mean, "var")
+        if float16:
+            return in_float32(var, x, axis, keepdims, ddof, where=where, mean=math_ops.cast(mean, _dt.float32))
+        centered = x - mean
+        if centered.dtype.kind in "biu":  # NumPy sums the squares of integers in float64
+            centered = math_ops.cast(centered, _dt.float64)
+    if centered.dtype.kind == "c":  # NumPy: the mean squared modulus, real
         centered = math_ops.abs(centered)
     if mask is not None:
         centered = math_ops.where(mask, centered, 0)  # the left-out elements add nothing (nor a NaN)
@@ -638,9 +678,11 @@ def var(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtyp
     return sum(centered * centered, axis, keepdims) / divisor
 
 
-def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtype=None) -> Tensor:
+def std(
+    x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtype=None, mean=None, correction=None
+) -> Tensor:
     """Standard deviation; its gradient at zero spread is 0 (as PyTorch and autograd give), not nan.
-    ``where`` keeps only the elements where it is True, as in NumPy.
+    ``where``, ``mean`` and ``correction`` as ``var``'s (NumPy's).
 
     >>> import tensorlib as tl
     >>> tl.grad(lambda x: tl.std(x))(tl.tensor([2.0, 2.0])).numpy().tolist()
@@ -648,11 +690,13 @@ def std(x, axis=None, keepdims: bool = False, ddof: int = 0, *, where=True, dtyp
     """
     x = as_tensor(x) if dtype is None else cast_to_dtype_argument(x, dtype, "std")
     _check_axis(x, axis, "Std")
-    ddof = _check_ddof(x, ddof, "Std")
+    ddof = _check_ddof(x, ddof, "Std", correction)
     _where_mask(x, where, "std")
-    if x.dtype == _dt.float16:  # the root of a float32 variance: a float16 one overflows first
-        return in_float32(std, x, axis, keepdims, ddof, where=where)
-    return safe_sqrt(var(x, axis, keepdims, ddof, where=where))
+    if x.dtype == _dt.float16 and (mean is None or given_mean(x, mean, "std")[1]):
+        # the root of a float32 variance: a float16 one overflows first
+        mean = None if mean is None else math_ops.cast(mean, _dt.float32)
+        return in_float32(std, x, axis, keepdims, ddof, where=where, mean=mean)
+    return safe_sqrt(var(x, axis, keepdims, ddof, where=where, mean=mean))
 
 
 def safe_sqrt(v) -> Tensor:

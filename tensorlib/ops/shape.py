@@ -858,14 +858,29 @@ def _shape_attr(shape, what):
     return as_ints(shape, what)
 
 
-def reshape(x, shape) -> Tensor:
-    """Same elements in a new shape; one dimension may be -1.
+def reshape(x, shape, order: str = "C") -> Tensor:
+    """Same elements in a new shape; one dimension may be -1.  ``order="F"`` reads and writes the elements
+    with the first index fastest, as ``numpy.reshape``: the C-order reshape of the transposed tensor to the
+    reversed shape, transposed back (``"A"`` is C's order: a Tensor has no memory layout).
 
     >>> import tensorlib as tl
     >>> tl.reshape(tl.arange(6), (2, -1)).shape
     (2, 3)
+    >>> tl.reshape(tl.arange(6), (2, 3), order="F").numpy().tolist()
+    [[0, 2, 4], [1, 3, 5]]
     """
-    return apply(_reshape, (x,), {"shape": _shape_attr(shape, "reshape: shape")})
+    shape = _shape_attr(shape, "reshape: shape")
+    if fortran_order(order, "reshape", ("C", "F", "A")):
+        return transpose(apply(_reshape, (transpose(x),), {"shape": shape[::-1]}))
+    return apply(_reshape, (x,), {"shape": shape})
+
+
+def fortran_order(order, name: str, orders: tuple) -> bool:
+    """Whether NumPy's ``order`` argument asks for Fortran order; ``'A'`` and ``'K'`` follow the memory
+    layout, which is C's for a Tensor."""
+    if order not in orders:
+        raise ValueError(f"{name}: order must be one of {', '.join(map(repr, orders))}, got {order!r}")
+    return order == "F"
 
 
 def reshape_like(x, like) -> Tensor:

@@ -1,4 +1,6 @@
-"""The FFT catalogue: every ``tl.fft`` function against ``numpy.fft``, real and complex inputs, every ``norm``.
+"""The FFT catalogue: every ``tl.fft`` function against ``numpy.fft``, real and complex inputs, every ``norm``;
+and ``tl.signal``'s FFT-based ``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` against
+the NumPy references of ``scipy.signal``'s in ``tensorlib.testing.references``.
 
 Complex entries check their gradients in complex128 (real and imaginary parts
 perturbed, JAX's convention); real entries in float64, where ``fft`` of a
@@ -17,6 +19,7 @@ from hypothesis import strategies as st
 import tensorlib as tl
 
 from .. import dtypes as _dt
+from . import references
 from .opinfo import ErrorInput, OpInfo, SampleInput
 
 REAL = (_dt.float32, _dt.float64)
@@ -218,4 +221,168 @@ OPINFOS = [
         ),
     ),
     _entry("ifftshift", _shift_samples, COMPLEX + REAL, ("Roll",)),
+]
+
+
+# ---------------------------------------------------------------- tl.signal's FFT-based functions
+def _convolve_samples(dtype):
+    """(in1, in2, mode, axes) as in scipy.signal.fftconvolve: one or two axes, sizes 1 to 5 (a size of 1
+    broadcasts), an axis left out whose sizes broadcast, and for "valid" one input the larger in each axis."""
+
+    @st.composite
+    def draw(draw):
+        ndim = draw(st.sampled_from([1, 2]))
+        s1 = [draw(st.integers(1, 5)) for _ in range(ndim)]
+        s2 = [draw(st.integers(1, 4)) for _ in range(ndim)]
+        axes = None if ndim == 1 or draw(st.booleans()) else draw(st.sampled_from([0, -1, (1, 0)]))
+        if isinstance(axes, int):  # the other axis broadcasts
+            s2[1 - axes % 2] = draw(st.sampled_from([1, s1[1 - axes % 2]]))
+        mode = draw(st.sampled_from(["full", "same", "valid"]))
+        if mode == "valid":
+            s2 = [min(n, m) for n, m in zip(s1, s2)]
+        seed = draw(st.integers(0, 2**16))
+        x1, x2 = _array(seed, tuple(s1), dtype), _array(seed + 1, tuple(s2), dtype)
+        if mode == "valid" and draw(st.booleans()):
+            x1, x2 = x2, x1  # the larger second: SciPy swaps them
+        return SampleInput((x1, x2), {"mode": mode, "axes": axes}, grad_argnums=(0, 1))
+
+    return draw()
+
+
+def _hilbert_samples(dtype):
+    @st.composite
+    def draw(draw):
+        shape = draw(st.sampled_from([(4,), (5,), (3, 5), (2, 3, 4)]))
+        axis = draw(st.integers(-len(shape), len(shape) - 1))
+        n = draw(st.none() | st.integers(1, 7))
+        return SampleInput((_array(draw(st.integers(0, 2**16)), shape, dtype),), {"N": n, "axis": axis})
+
+    return draw()
+
+
+def _spectral_samples(dtype, one_frame=False):
+    """(x, fs, window, ...) as in scipy.signal.welch (one_frame: periodogram's arguments), the frames whole."""
+
+    @st.composite
+    def draw(draw):
+        n = draw(st.integers(6, 16))
+        shape, axis = draw(st.sampled_from([((n,), -1), ((2, n), 1), ((n, 2), 0)]))
+        x = _array(draw(st.integers(0, 2**16)), shape, dtype)
+        kwargs = {
+            "fs": draw(st.sampled_from([1.0, 2.5])),
+            "window": draw(st.sampled_from(["hann", "boxcar", "hamming"])),  # kaiser: NumPy-only BesselI0
+            "detrend": draw(st.sampled_from(["constant", "linear", False])),
+            "return_onesided": draw(st.booleans()),
+            "scaling": draw(st.sampled_from(["density", "spectrum"])),
+            "axis": axis,
+        }
+        if one_frame:
+            kwargs["nfft"] = draw(st.none() | st.integers(3, 20))
+            return SampleInput((x,), kwargs)
+        nperseg = draw(st.integers(3, n))
+        kwargs["nperseg"] = nperseg
+        kwargs["noverlap"] = draw(st.none() | st.integers(0, nperseg - 1))
+        kwargs["nfft"] = draw(st.none() | st.integers(nperseg, nperseg + 4))
+        kwargs["average"] = draw(st.sampled_from(["mean", "median"]))
+        return SampleInput((x,), kwargs)
+
+    return draw()
+
+
+def _convolution_entry(name, dtypes, op_types, suffix=""):
+    return OpInfo(
+        f"signal.{name}{suffix}",
+        getattr(tl.signal, name),
+        references.fftconvolve,
+        _convolve_samples,
+        op_types=op_types,
+        dtypes=dtypes,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 3)), np.ones(3)),
+                exc=ValueError,
+                match=rf"^{name}: in1 and in2 should have the same dimensionality, got shapes \(2, 3\) float64 and "
+                r"\(3,\) float64",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)), np.ones((3, 2))),
+                {"mode": "valid"},
+                ValueError,
+                rf"^{name}: for 'valid' mode, one input must be at least as large as the other in every convolved axis",
+            ),
+            ErrorInput(
+                (np.ones((2, 3)), np.ones((3, 2))),
+                {"axes": 1},
+                ValueError,
+                rf"^{name}: incompatible shapes along axis 0, which is not convolved \(shapes \(2, 3\) float64 and "
+                r"\(3, 2\) float64\)",
+            ),
+            ErrorInput((np.ones(3), np.ones(2)), {"mode": "circular"}, ValueError, rf"^{name}: mode must be 'full'"),
+            ErrorInput(
+                (np.ones(3), np.ones(2)), {"axes": ()}, ValueError, rf"^{name}: axes cannot be empty when given"
+            ),
+            ErrorInput(
+                (np.ones(3), np.ones(2)), {"axes": 1}, ValueError, rf"^{name}: axis 1 is out of bounds for rank 1"
+            ),
+        ),
+    )
+
+
+OPINFOS += [
+    *[_convolution_entry(name, REAL, ("RFFTN", "IRFFTN")) for name in ("fftconvolve", "oaconvolve")],
+    _convolution_entry("fftconvolve", COMPLEX, ("FFTN",), "_complex"),
+    OpInfo(
+        "signal.welch",
+        tl.signal.welch,
+        references.welch,
+        _spectral_samples,
+        op_types=("RFFTN", "FFTN"),
+        dtypes=REAL,
+        atol=1e-5,
+        kinks=True,  # the median of the frames' powers
+        error_inputs=(
+            ErrorInput((np.ones(8),), {"nperseg": 4, "noverlap": 4}, ValueError, r"^welch: noverlap=4 must be less"),
+            ErrorInput((np.ones(8),), {"nperseg": 4, "nfft": 3}, ValueError, r"^welch: nfft=3 must be at least"),
+            ErrorInput((np.ones(8),), {"window": "triang"}, ValueError, r"^welch: window must be one of \['bartlett'"),
+            ErrorInput((np.ones(8),), {"window": np.ones(9)}, ValueError, r"^welch: the window's 9 samples are more"),
+            ErrorInput((np.ones(8),), {"scaling": "power"}, ValueError, r"^welch: scaling must be 'density' or"),
+            ErrorInput((np.ones(8),), {"average": "max"}, ValueError, r"^welch: average must be 'mean' or 'median'"),
+            ErrorInput((np.ones(8),), {"detrend": "quadratic"}, ValueError, r"^welch: detrend must be 'constant'"),
+            ErrorInput((np.ones(8),), {"axis": 1}, ValueError, r"^welch: axis 1 is out of range .* \(x shape \(8,\)"),
+        ),
+    ),
+    OpInfo(
+        "signal.periodogram",
+        tl.signal.periodogram,
+        references.periodogram,
+        lambda dtype: _spectral_samples(dtype, one_frame=True),
+        op_types=("RFFTN", "FFTN"),
+        dtypes=REAL,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput((np.ones(8),), {"nfft": 0}, ValueError, r"^periodogram: nfft must be an int >= 1, got 0"),
+            ErrorInput((np.ones(8),), {"window": np.ones(6)}, ValueError, r"^periodogram: nperseg=8 does not equal"),
+        ),
+    ),
+    OpInfo(
+        "signal.hilbert",
+        tl.signal.hilbert,
+        references.hilbert,
+        _hilbert_samples,
+        op_types=("FFTN",),
+        dtypes=REAL,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                (np.ones(4, np.complex128),),
+                exc=TypeError,
+                match=r"^hilbert: signals must be real, got complex128 \(shape \(4,\)\)",
+            ),
+            ErrorInput((np.ones(4),), {"N": 0}, ValueError, r"^hilbert: N must be an int >= 1, got 0"),
+            ErrorInput(
+                (np.ones(4),), {"axis": 1}, ValueError, r"^hilbert: axis 1 is out of range for a tensor of rank 1"
+            ),
+        ),
+    ),
 ]

@@ -247,11 +247,13 @@ def _max_pool_grad_grad_ref(orig_input, orig_output, grad, ksize, strides, paddi
 
 
 @st.composite
-def _pool_geometry(draw):
+def _pool_geometry(draw, explicit: bool = False):
     ksize = draw(st.sampled_from([1, 2, 3, (2, 3), [1, 2, 2, 1]]))
     strides = draw(st.sampled_from([1, 2, (2, 1), 3]))
-    padding = draw(st.sampled_from(["VALID", "SAME"]))
     k = references.pair(ksize)
+    padding = draw(st.sampled_from(["VALID", "SAME", "explicit"] if explicit else ["VALID", "SAME"]))
+    if padding == "explicit":  # max pooling's: each pad smaller than the window
+        padding = tuple((draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))) for n in k)
     shape = (draw(st.integers(1, 2)), draw(st.integers(k[0], 6)), draw(st.integers(k[1], 6)), draw(st.integers(1, 3)))
     return shape, ksize, strides, padding
 
@@ -264,7 +266,7 @@ def _distinct(dtype, shape):
 def _pool_draw(kind):
     @st.composite
     def draw_sample(draw, dtype):
-        shape, ksize, strides, padding = draw(_pool_geometry())
+        shape, ksize, strides, padding = draw(_pool_geometry(explicit=kind == "max"))
         x = draw(_distinct(dtype, shape) if kind == "max" else tensors(dtype, shape))
         return SampleInput((x, ksize, strides, padding))
 
@@ -314,10 +316,14 @@ def _pool_errors(op_type):
             exc=ValueError,
             match=rf"^{op_type}: input must be 4-D NHWC .* got shape \(4, 4, 1\)",
         ),
-        ErrorInput(
-            (np.ones((1, 4, 4, 1)), 2, 2, ((1, 1), (1, 1))),
+        ErrorInput(  # MaxPool takes explicit pads smaller than the window, AvgPool none
+            (np.ones((1, 4, 4, 1)), 2, 2, ((2, 2), (1, 1)) if op_type == "MaxPool" else ((1, 1), (1, 1))),
             exc=ValueError,
-            match=rf"^{op_type}: padding must be 'VALID' or 'SAME'",
+            match=(
+                rf"^{op_type}: each explicit padding must be smaller than the window"
+                if op_type == "MaxPool"
+                else rf"^{op_type}: padding must be 'VALID' or 'SAME'"
+            ),
         ),
     )
 

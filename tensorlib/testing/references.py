@@ -1,4 +1,5 @@
-"""Plain NumPy references for the conv and pooling ops, written independently of the kernels.
+"""Plain NumPy references for the conv and pooling ops (and ``scipy.signal``'s ``fftconvolve`` and
+``hilbert``), written independently of the kernels.
 
 One copy, used by the kernel tests, the ``tl.nn`` tests and the op catalogue
 (``op_db_nn``).  Arguments follow ``tl.nn``: NHWC images, HWIO filters,
@@ -202,3 +203,132 @@ def batch_norm(x, scale, offset, epsilon) -> np.ndarray:
     mean = x.mean(axis=(0, 1, 2))
     var = ((x - mean) ** 2).mean(axis=(0, 1, 2))
     return (x - mean) / np.sqrt(var + epsilon) * scale + offset
+
+
+# ---------------------------------------------------------------- scipy.signal
+def fftconvolve(in1, in2, mode: str = "full", axes=None) -> np.ndarray:
+    """``scipy.signal.fftconvolve`` by direct summation, one shifted product per tap of ``in2``: SciPy's
+    rules (axes of size 1 broadcast, the inputs swapped for ``"valid"`` when ``in2`` is the larger, ``"same"``
+    and ``"valid"`` centred, the extra element right) and dtypes (each input float64 if integer, float32 if
+    float16; a plain product when no axis is convolved); sums in float64 or complex128.
+
+    >>> fftconvolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]), "same").tolist()
+    [1.0, 2.5, 4.0]
+    """
+    a, b = np.asarray(in1), np.asarray(in2)
+    if a.ndim == 0:
+        return a * b
+    axes = range(a.ndim) if axes is None else [ax % a.ndim for ax in np.atleast_1d(axes)]
+    axes = [ax for ax in axes if a.shape[ax] != 1 and b.shape[ax] != 1]
+    if mode == "valid" and not all(a.shape[ax] >= b.shape[ax] for ax in axes):
+        a, b = b, a
+    if not axes:
+        full = a * b
+    else:
+        read = {"b": np.float64, "i": np.float64, "u": np.float64}  # as SciPy's transforms read each input
+        dtype = np.result_type(
+            *(read.get(t.dtype.kind, np.float32 if t.dtype == np.float16 else t.dtype) for t in (a, b))
+        )
+        shape = [a.shape[ax] + b.shape[ax] - 1 if ax in axes else max(a.shape[ax], b.shape[ax]) for ax in range(a.ndim)]
+        full = np.zeros(shape, np.complex128 if dtype.kind == "c" else np.float64)
+        wide_a, wide_b = a.astype(full.dtype), b.astype(full.dtype)
+        for tap in np.ndindex(*(b.shape[ax] for ax in axes)):
+            b_index, out_index = [slice(None)] * a.ndim, [slice(None)] * a.ndim
+            for ax, j in zip(axes, tap):
+                b_index[ax], out_index[ax] = slice(j, j + 1), slice(j, j + a.shape[ax])
+            full[tuple(out_index)] += wide_a * wide_b[tuple(b_index)]
+        full = full.astype(dtype)
+    if mode == "full":
+        return full
+    if mode == "same":
+        new = a.shape
+    else:
+        new = [a.shape[ax] - b.shape[ax] + 1 if ax in axes else n for ax, n in enumerate(full.shape)]
+    return full[tuple(slice((n - k) // 2, (n - k) // 2 + k) for n, k in zip(full.shape, new))]
+
+
+def hilbert(x, N=None, axis: int = -1) -> np.ndarray:
+    """``scipy.signal.hilbert``: the analytic signal, the positive frequencies of ``np.fft.fft(x, N)`` doubled
+    and the negative ones zeroed, transformed back.
+
+    >>> hilbert(np.array([1.0, 0.0, -1.0, 0.0])).imag.tolist()
+    [0.0, 1.0, 0.0, -1.0]
+    """
+    spectrum = np.moveaxis(np.fft.fft(x, N, axis=axis), axis, -1)
+    n = spectrum.shape[-1]
+    h = np.zeros(n)
+    h[0] = 1.0
+    h[1 : (n + 1) // 2] = 2.0
+    if n % 2 == 0:
+        h[n // 2] = 1.0
+    return np.fft.ifft(np.moveaxis(spectrum * h.astype(spectrum.real.dtype), -1, axis), axis=axis)
+
+
+def _periodic_window(window, n: int) -> np.ndarray:
+    """``scipy.signal.get_window(window, n)``: NumPy's symmetric window of ``n + 1`` points less its last."""
+    if not isinstance(window, (str, tuple)):
+        return np.asarray(window, np.float64)
+    if isinstance(window, tuple):  # ("kaiser", beta)
+        return np.kaiser(n + 1, window[1])[:-1]
+    symmetric = {"hann": np.hanning, "hamming": np.hamming, "blackman": np.blackman, "bartlett": np.bartlett}
+    return np.ones(n) if window == "boxcar" else symmetric[window](n + 1)[:-1]
+
+
+def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detrend="constant",
+          return_onesided=True, scaling="density", axis=-1, average="mean") -> tuple:  # fmt: skip
+    """``scipy.signal.welch`` by its definition, one frame at a time: ``(frequencies, power)``.
+
+    >>> f, p = welch(np.sin(np.arange(64) * np.pi / 2), fs=4.0, nperseg=16)
+    >>> float(f[np.argmax(p)])
+    1.0
+    """
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    out = np.float32 if x.dtype in (np.float16, np.float32, np.complex64) else np.float64
+    n = x.shape[-1]
+    if isinstance(window, (str, tuple)):
+        nperseg = min(256 if nperseg is None else nperseg, n)
+    win = _periodic_window(window, nperseg if isinstance(window, (str, tuple)) else len(window))
+    nperseg, onesided = len(win), return_onesided and not np.iscomplexobj(x)
+    nfft = nperseg if nfft is None else nfft
+    step = nperseg - (nperseg // 2 if noverlap is None else noverlap)
+    powers = []
+    for start in range(0, n - nperseg + 1, step):
+        segment = x[..., start : start + nperseg].astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+        if detrend == "constant":
+            segment = segment - segment.mean(axis=-1, keepdims=True)
+        elif detrend == "linear":
+            t = np.arange(nperseg)
+            fit = np.polynomial.polynomial.polyfit(t, np.moveaxis(segment.reshape(-1, nperseg), -1, 0), 1)
+            segment = segment - (fit[0][:, None] + fit[1][:, None] * t).reshape(segment.shape)
+        spectrum = np.fft.fft(segment * win, nfft)
+        powers.append(np.abs(spectrum) ** 2)
+    power = np.stack(powers, axis=-2)
+    power /= fs * np.sum(win**2) if scaling == "density" else np.sum(win) ** 2
+    freqs = np.fft.fftfreq(nfft, 1.0 / fs)
+    if onesided:
+        half = nfft // 2 + 1
+        power = power[..., :half]
+        power[..., 1 : half - (nfft % 2 == 0)] *= 2.0
+        freqs = np.fft.rfftfreq(nfft, 1.0 / fs)
+    if average == "median" and power.shape[-2] > 1:
+        count = power.shape[-2]
+        bias = 1.0 + sum(1.0 / (2 * k + 1) - 1.0 / (2 * k) for k in range(1, (count - 1) // 2 + 1))
+        power = np.median(power, axis=-2) / bias
+    else:
+        power = power.mean(axis=-2)
+    return freqs, np.moveaxis(power, -1, axis).astype(out)
+
+
+def periodogram(x, fs=1.0, window="boxcar", nfft=None, detrend="constant", return_onesided=True,
+                scaling="density", axis=-1) -> tuple:  # fmt: skip
+    """``scipy.signal.periodogram``: :func:`welch` with one frame, the signal cropped to a shorter ``nfft``.
+
+    >>> periodogram(np.array([1.0, -1.0, 1.0, -1.0]), scaling="spectrum")[1].tolist()
+    [0.0, 0.0, 1.0]
+    """
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    if nfft is not None and nfft < x.shape[-1]:
+        x, nfft = x[..., :nfft], None
+    n = x.shape[-1]
+    window = "boxcar" if window is None else window
+    return welch(np.moveaxis(x, -1, axis), fs, window, n, 0, nfft, detrend, return_onesided, scaling, axis)

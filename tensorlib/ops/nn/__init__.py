@@ -66,15 +66,21 @@ from .extra_activations import (
 )
 from .loss_functions import (
     binary_cross_entropy,
+    binary_cross_entropy_with_logits,
     cosine_similarity,
     cross_entropy,
     ctc_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
     huber_loss,
     kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
+    soft_margin_loss,
 )
 from .losses import (
     sigmoid_cross_entropy_with_logits,
@@ -93,6 +99,7 @@ __all__ = [
     "avg_pool3d",
     "batch_normalization",
     "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
     "celu",
     "conv1d",
     "conv2d",
@@ -156,6 +163,12 @@ __all__ = [
     "swish",
     "weighted_cross_entropy_with_logits",
     "weighted_moments",
+    # PyTorch's further losses
+    "gaussian_nll_loss",
+    "hinge_embedding_loss",
+    "margin_ranking_loss",
+    "poisson_nll_loss",
+    "soft_margin_loss",
     # jax.nn's names
     "hard_silu",
     "identity",

@@ -24,7 +24,7 @@ from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from ._common import _index, _op_type
 from .activations import softmax, softplus
-from .conv_composed import _check_width, _one
+from .conv_composed import _check_width, _one, _padding_1d
 from .dropout import dropout
 from .normalization import _affine, _epsilon, _float_input, _standardized, _widened
 from .pool import avg_pool, max_pool
@@ -269,6 +269,8 @@ def _pool1d(kind, input, ksize, strides, padding, data_format):
     if x.ndim != 3:
         raise ValueError(f"{name}: input must be 3-D ({data_format}) {_where(x)}")
     k, s = _one(ksize, "ksize", name), _one(strides, "strides", name)
+    if kind is max_pool:  # explicit (left, right) too, as max_pool's
+        padding = _padding_1d(padding, name)
     if isinstance(padding, str) and padding.upper() in ("VALID", "SAME"):
         _check_width(x.shape[1 if data_format == "NWC" else 2], k, s, 1, padding.upper(), name, _where(x))
     image = shape_ops.expand_dims(x, 1 if data_format == "NWC" else 2)  # (batch, 1, width, channels) / NC1W
@@ -281,7 +283,8 @@ def _pool1d(kind, input, ksize, strides, padding, data_format):
 def max_pool1d(input, ksize, strides, padding, data_format: str = "NWC") -> Tensor:
     """1-D max pooling of ``(batch, width, channels)`` (``data_format="NCW"``: channels first): TensorFlow's
     ``tf.nn.max_pool1d``, :func:`max_pool` on a height-1 image.  ``ksize`` and ``strides`` as an int, ``[k]``
-    or ``[1, k, 1]``; ``padding`` ``"VALID"`` or ``"SAME"``.
+    or ``[1, k, 1]``; ``padding`` ``"VALID"``, ``"SAME"`` or explicit ``(left, right)``, each smaller than
+    ``ksize`` (PyTorch's ``max_pool1d(x, k, s, padding=p)`` is ``(p, p)``).
 
     >>> import tensorlib as tl
     >>> tl.nn.max_pool1d(tl.tensor([[[1.0], [3.0], [2.0], [0.0]]]), 2, 2, "VALID").numpy().ravel().tolist()

@@ -8,6 +8,8 @@ the ops used; values and gradients are checked against PyTorch's (tests/test_los
 
 from __future__ import annotations
 
+import math as _math
+
 import numpy as np
 
 from ... import dtypes as _dt
@@ -20,8 +22,9 @@ from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from .._shapes import broadcast_shapes, normalize_axis
 from ._common import _op_type
-from .activations import log_softmax
-from .composed import _float_or_float64
+from .activations import log_softmax, softplus
+from .composed import _float_or_float64, weighted_cross_entropy_with_logits
+from .losses import sigmoid_cross_entropy_with_logits
 from .normalization import _widened
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -145,27 +148,184 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
                 f"binary_cross_entropy: input must hold probabilities in [0, 1], got values in "
                 f"[{values.min()}, {values.max()}] (shape {tuple(x.shape)}, {x.dtype})"
             )
-    dtype, p, t = x.dtype, _widened(x), _widened(y)
+    p, t = _widened(x), _widened(y)
     loss = -(t * _clamped_log(p) + (1.0 - t) * _clamped_log(1.0 - p))
     if x.is_symbolic:  # NaN where the input is not a probability (the clamped logs gave 100 for 1.5 and -0.1)
         loss = elementwise_ops.where(math_ops.logical_and(p >= 0.0, p <= 1.0), loss, float("nan"))
-    if weight is not None:
-        weight = as_tensors(x, weight)[1]
-        _broadcasts_to(weight, x, "binary_cross_entropy")
-        dtype = _dt.promote_types(dtype, weight.dtype)
-        loss = loss * _widened(weight)
+    loss, dtype = _elementwise_weight(loss, weight, x, "weight", "binary_cross_entropy")
     return _rounded(_reduced(loss, reduction, "binary_cross_entropy"), dtype)
 
 
-def _broadcasts_to(weight: Tensor, x: Tensor, name: str) -> None:
+def _elementwise_weight(loss: Tensor, weight, x: Tensor, what: str, name: str) -> tuple:
+    """``(loss * weight, the result's dtype)``: ``weight`` (None: no weighting) read next to ``x`` and broadcast
+    to its shape, the product in ``loss``'s (widened) dtype."""
+    if weight is None:
+        return loss, x.dtype
+    weight = as_tensors(x, weight)[1]
+    _broadcasts_to(weight, x, name, what)
+    return loss * _widened(weight), _dt.promote_types(x.dtype, weight.dtype)
+
+
+def _broadcasts_to(weight: Tensor, x: Tensor, name: str, what: str = "weight") -> None:
     try:
         if broadcast_shapes(weight.shape, x.shape) != tuple(x.shape):
             raise ValueError
     except ValueError:
         raise ValueError(
-            f"{name}: weight shape {tuple(weight.shape)} ({weight.dtype}) does not broadcast to input shape "
+            f"{name}: {what} shape {tuple(weight.shape)} ({weight.dtype}) does not broadcast to input shape "
             f"{tuple(x.shape)} ({x.dtype})"
         ) from None
+
+
+@_op_type(None, tensors=("input", "target", "weight", "pos_weight"))
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction: str = "mean", pos_weight=None) -> Tensor:
+    """Binary cross entropy of ``sigmoid(input)`` (logits) against ``target`` (probabilities, shaped as
+    ``input``): ``-weight (pos_weight t log(sigmoid(x)) + (1 - t) log(1 - sigmoid(x)))``, reduced (PyTorch's
+    ``F.binary_cross_entropy_with_logits``; ``weight`` and ``pos_weight`` broadcast to ``input``, so a
+    ``(classes,)`` ``pos_weight`` weighs the positives of each class of the last axis).  Computed as
+    :func:`sigmoid_cross_entropy_with_logits` (:func:`weighted_cross_entropy_with_logits` with ``pos_weight``):
+    finite with a finite gradient ``sigmoid(x) - t`` for logits of any finite size.
+
+    >>> import tensorlib as tl
+    >>> loss = tl.nn.binary_cross_entropy_with_logits(tl.tensor([0.0, 1e4, -1e4]), tl.tensor([1.0, 0.0, 1.0]),
+    ...                                               reduction="none")
+    >>> loss.numpy().round(4).tolist()
+    [0.6931, 10000.0, 10000.0]
+    """
+    name = "binary_cross_entropy_with_logits"
+    x, y = _pair(input, target, name)
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(
+            f"{name}: target shape {tuple(y.shape)} ({y.dtype}) must be input shape {tuple(x.shape)} ({x.dtype})"
+        )
+    logits, labels = _widened(x), _widened(y)
+    if pos_weight is None:
+        loss, dtype = sigmoid_cross_entropy_with_logits(labels=labels, logits=logits), x.dtype
+    else:
+        positive = as_tensors(x, pos_weight)[1]
+        _broadcasts_to(positive, x, name, "pos_weight")
+        loss = weighted_cross_entropy_with_logits(labels, logits, _widened(positive))
+        dtype = _dt.promote_types(x.dtype, positive.dtype)
+    loss, weighted = _elementwise_weight(loss, weight, x, "weight", name)
+    return _rounded(_reduced(loss, reduction, name), _dt.promote_types(dtype, weighted))
+
+
+def _clamped_at_zero(z: Tensor) -> Tensor:
+    """``max(z, 0)`` with the derivative of PyTorch's ``clamp_min``: 1 where ``z >= 0``, at the kink too."""
+    return elementwise_ops.where(z >= 0.0, z, 0.0)
+
+
+@_op_type(None, tensors=("input", "target"))
+def soft_margin_loss(input, target, reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))`` for targets ``1`` or ``-1``, reduced (PyTorch's ``F.soft_margin_loss``),
+    computed as ``softplus``: finite, with a finite gradient, where PyTorch's overflows (input ``-1e4``, target 1:
+    loss 1e4, PyTorch's inf and a NaN gradient).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.soft_margin_loss(tl.tensor([0.0, 2.0]), tl.tensor([1.0, -1.0]), reduction="none").numpy().round(4).tolist()
+    [0.6931, 2.1269]
+    """
+    x, y = _pair(input, target, "soft_margin_loss")
+    loss = softplus(-(_widened(y) * _widened(x)))
+    return _rounded(_reduced(loss, reduction, "soft_margin_loss"), x.dtype)
+
+
+@_op_type(None, tensors=("input1", "input2", "target"))
+def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)`` for targets ``1`` (``input1`` should rank higher) or
+    ``-1``, reduced (PyTorch's ``F.margin_ranking_loss``, its derivative 1 at the kink too).
+
+    >>> import tensorlib as tl
+    >>> a, b = tl.tensor([1.0, 3.0]), tl.tensor([2.0, 1.0])
+    >>> tl.nn.margin_ranking_loss(a, b, tl.tensor([1.0, 1.0]), margin=0.5, reduction="none").numpy().tolist()
+    [1.5, 0.0]
+    """
+    name = "margin_ranking_loss"
+    x1, x2 = _pair(input1, input2, name)
+    t = _pair(x1 - x2, target, name)[1]
+    loss = _clamped_at_zero(float(margin) - _widened(t) * (_widened(x1) - _widened(x2)))
+    return _rounded(_reduced(loss, reduction, name), _dt.promote_types(x1.dtype, t.dtype))
+
+
+@_op_type(None, tensors=("input", "target"))
+def hinge_embedding_loss(input, target, margin: float = 1.0, reduction: str = "mean") -> Tensor:
+    """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1, reduced (PyTorch's
+    ``F.hinge_embedding_loss``, whose ``input`` is usually a distance; another target value adds both terms, as
+    PyTorch's).
+
+    >>> import tensorlib as tl
+    >>> x, t = tl.tensor([0.3, 0.3, 2.0]), tl.tensor([1.0, -1.0, -1.0])
+    >>> tl.nn.hinge_embedding_loss(x, t, reduction="none").numpy().round(4).tolist()
+    [0.3, 0.7, 0.0]
+    """
+    name = "hinge_embedding_loss"
+    x, y = _pair(input, target, name)
+    d, t = _widened(x), _widened(y)
+    loss = elementwise_ops.where(t != 1.0, _clamped_at_zero(float(margin) - d), 0.0)
+    loss = loss + elementwise_ops.where(t != -1.0, d, 0.0)
+    return _rounded(_reduced(loss, reduction, name), x.dtype)
+
+
+@_op_type(None, tensors=("input", "target", "var"))
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood ``0.5 (log(var) + (input - target) ** 2 / var)`` of ``target`` under normal
+    distributions of mean ``input`` and variance ``var`` (plus ``0.5 log(2 pi)`` with ``full``), reduced
+    (PyTorch's ``F.gaussian_nll_loss``).  ``var`` is shaped as ``input``, as ``input`` without its last axis, or
+    with a last axis of 1 (one variance for every value of a row); it is clamped at ``eps`` for the value only,
+    so the gradient passes the clamp (as PyTorch's).  A negative variance raises (traced: NaN).
+
+    >>> import tensorlib as tl
+    >>> loss = tl.nn.gaussian_nll_loss(tl.tensor([0.0, 1.0]), tl.tensor([1.0, 1.0]), tl.tensor([1.0, 4.0]), reduction="none")
+    >>> loss.numpy().round(4).tolist()
+    [0.5, 0.6931]
+    """
+    name = "gaussian_nll_loss"
+    x, y = _pair(input, target, name)
+    v = _float_or_float64(as_tensors(x, var)[1], name, "var")
+    shape, vshape = tuple(x.shape), tuple(v.shape)
+    if vshape == shape[:-1] and vshape != shape:
+        v = shape_ops.expand_dims(v, -1)
+    elif vshape != shape and not (vshape[:-1] == shape[:-1] and vshape[-1:] == (1,)):
+        raise ValueError(
+            f"{name}: var shape {vshape} ({v.dtype}) must be input shape {shape} ({x.dtype}), that shape without "
+            "its last axis, or with a last axis of 1"
+        )
+    if not v.is_symbolic and (v.numpy() < 0).any():
+        raise ValueError(f"{name}: var holds negative values (shape {vshape}, {v.dtype})")
+    dtype = _dt.promote_types(x.dtype, v.dtype)
+    v = _widened(v)
+    clamped = v + math_ops.stop_gradient(math_ops.maximum(v, float(eps)) - v)
+    loss = 0.5 * (math_ops.log(clamped) + math_ops.square(_widened(x) - _widened(y)) / clamped)
+    if v.is_symbolic:
+        loss = elementwise_ops.where(v >= 0.0, loss, float("nan"))
+    if full:
+        loss = loss + 0.5 * _math.log(2 * _math.pi)
+    return _rounded(_reduced(loss, reduction, name), dtype)
+
+
+@_op_type(None, tensors=("input", "target"))
+def poisson_nll_loss(
+    input, target, log_input: bool = True, full: bool = False, eps: float = 1e-8, reduction: str = "mean"
+) -> Tensor:
+    """The negative log-likelihood of counts ``target`` under Poisson distributions of rate ``exp(input)``
+    (``log_input=True``: ``exp(input) - target * input``) or ``input`` (``input - target * log(input + eps)``),
+    without the constant ``log(target!)`` unless ``full``, which adds Stirling's approximation of it where
+    ``target > 1``, reduced (PyTorch's ``F.poisson_nll_loss``; :func:`log_poisson_loss` is TensorFlow's).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.poisson_nll_loss(tl.tensor([0.0, 1.0]), tl.tensor([1.0, 2.0]), reduction="none").numpy().round(4).tolist()
+    [1.0, 0.7183]
+    """
+    name = "poisson_nll_loss"
+    x, y = _pair(input, target, name)
+    rate, t = _widened(x), _widened(y)
+    loss = math_ops.exp(rate) - t * rate if log_input else rate - t * math_ops.log(rate + float(eps))
+    if full:
+        big = t > 1.0
+        safe = elementwise_ops.where(big, t, 2.0)  # no log of 0 or of a negative count where the term is not taken
+        stirling = safe * math_ops.log(safe) - safe + 0.5 * math_ops.log(2 * _math.pi * safe)
+        loss = loss + elementwise_ops.where(big, stirling, 0.0)
+    return _rounded(_reduced(loss, reduction, name), x.dtype)
 
 
 def _clamped_log(p: Tensor) -> Tensor:

@@ -20,6 +20,7 @@ from ._common import (
     _geometry,
     _is_nchw,
     _nchw_error,
+    _nchw_padding,
     _nchw_window,
     _op_type,
     _output_hw,
@@ -120,23 +121,33 @@ def _avg_pool_grad_generic(xp, grad, *, input_shape, ksize, strides, padding):
 register_gradient("AvgPoolGrad", lambda node, g: _avg_pool(g, **_pool_attrs(node)))  # linear: its transpose
 
 
+def check_pool_padding(padding, ksize: tuple, name: str) -> None:
+    """Explicit pads each smaller than the window: a window wholly in the padding has no cell to pool (its
+    maximum would be -inf); PyTorch refuses it too."""
+    if not isinstance(padding, str) and any(p >= k for pair, k in zip(padding, ksize) for p in pair):
+        raise ValueError(f"{name}: each explicit padding must be smaller than the window {ksize}, got {padding}")
+
+
 def _pool(op, input, ksize, strides, padding, data_format="NHWC"):
     name = op.name
     if _is_nchw(data_format, name):
         try:
-            y = _pool(op, _to_nhwc(input, name), _nchw_window(ksize, True), _nchw_window(strides, True), padding)
+            y = _pool(
+                op,
+                _to_nhwc(input, name),
+                _nchw_window(ksize, True),
+                _nchw_window(strides, True),
+                _nchw_padding(padding, True),
+            )
         except (ValueError, TypeError) as e:
             raise _nchw_error(e, input=input) from None
         return _to_nchw(y)
-    return apply(
-        op,
-        (input,),
-        {
-            "ksize": _window_pair(ksize, "ksize", name),
-            "strides": _window_pair(strides, "strides", name),
-            "padding": _padding_attr(padding, name, explicit=False),
-        },
-    )
+    ksize = _window_pair(ksize, "ksize", name)
+    # Explicit padding for max pooling only, as TensorFlow's max_pool2d: an average's padded cells would count
+    # (PyTorch's count_include_pad) or not (TensorFlow's SAME), two conventions a pair of numbers cannot tell.
+    padding = _padding_attr(padding, name, explicit=op is _max_pool)
+    check_pool_padding(padding, ksize, name)
+    return apply(op, (input,), {"ksize": ksize, "strides": _window_pair(strides, "strides", name), "padding": padding})
 
 
 @_op_type("AvgPool")
@@ -189,10 +200,17 @@ register_gradient("MaxPool", lambda node, g: _max_pool_grad(node.inputs[0], node
 def max_pool(input, ksize, strides, padding, data_format="NHWC") -> Tensor:
     """Max pooling of an NHWC tensor (padding cells never win); ``data_format="NCHW"`` for channels-first.
 
+    ``padding`` is ``"VALID"``, ``"SAME"`` or explicit ``((top, bottom), (left, right))`` (TensorFlow's 4-pair
+    form too), each smaller than the window: PyTorch's ``max_pool2d(x, 3, 2, padding=1)`` is
+    ``max_pool(x, 3, 2, ((1, 1), (1, 1)))``, where ``"SAME"`` would pad ``(0, 1)`` on an even size.
+
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.max_pool(np.arange(16.0).reshape(1, 4, 4, 1), 2, 2, "VALID").numpy()[0, :, :, 0]
     array([[ 5.,  7.],
            [13., 15.]])
+    >>> tl.nn.max_pool(-np.arange(16.0).reshape(1, 4, 4, 1), 3, 2, ((1, 1), (1, 1))).numpy()[0, :, :, 0]
+    array([[ -0.,  -1.],
+           [ -4.,  -5.]])
     """
     return _pool(_max_pool, input, ksize, strides, padding, data_format)
 

@@ -19,7 +19,7 @@ from ...tensor import Tensor
 from .. import shape as shape_ops
 from ._common import _index, _op_type
 from .conv import conv2d
-from .pool import avg_pool, max_pool
+from .pool import avg_pool, check_pool_padding, max_pool
 
 _FORMATS = ("NDHWC", "NCDHW")
 
@@ -173,15 +173,25 @@ def _pool3d(kind, name: str, input, ksize, strides, padding, data_format):
     ncdhw = data_format == "NCDHW"
     k = _triple(ksize, "ksize", name, ncdhw, where)
     s = _triple(strides, "strides", name, ncdhw, where)
-    pad = _padding_3d(padding, name, ncdhw, False, where)
+    pad = _padding_3d(padding, name, ncdhw, kind is max_pool, where)  # explicit pads: max_pool's rule
+    check_pool_padding(pad, k, name)
     depth, height, width, channels = x.shape[1:]
     (od, oh, ow), _ = _sizes(name, (depth, height, width), k, s, (1, 1, 1), pad, where)
     batch = _batch_size(x)
     # (height, width) of every depth slice, then (depth, 1) windows over (depth, height * width)
+    explicit = not isinstance(pad, str)
     planes = kind(
-        shape_ops.reshape(x, (-1 if batch == -1 else batch * depth, height, width, channels)), k[1:], s[1:], pad
+        shape_ops.reshape(x, (-1 if batch == -1 else batch * depth, height, width, channels)),
+        k[1:],
+        s[1:],
+        pad[1:] if explicit else pad,
     )
-    columns = kind(shape_ops.reshape(planes, (batch, depth, oh * ow, channels)), (k[0], 1), (s[0], 1), pad)
+    columns = kind(
+        shape_ops.reshape(planes, (batch, depth, oh * ow, channels)),
+        (k[0], 1),
+        (s[0], 1),
+        (pad[0], (0, 0)) if explicit else pad,
+    )
     y = shape_ops.reshape(columns, (batch, od, oh, ow, channels))
     return shape_ops.transpose(y, (0, 4, 1, 2, 3)) if ncdhw else y
 
@@ -191,7 +201,8 @@ def max_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC") -> Te
     """3-D max pooling of an NDHWC tensor (``data_format="NCDHW"``: channels first), TensorFlow's
     ``tf.nn.max_pool3d``: padded cells never win, the gradient goes to each window's first maximum.
     ``ksize`` and ``strides`` as an int, ``(depth, rows, cols)`` or ``[1, d, h, w, 1]``; ``padding``
-    ``"VALID"`` or ``"SAME"``.  A :func:`max_pool` over (height, width), then one over depth.
+    ``"VALID"``, ``"SAME"`` or explicit ``((front, back), (top, bottom), (left, right))``, each smaller than the
+    window.  A :func:`max_pool` over (height, width), then one over depth.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2, 1), 2, 2, "VALID").numpy().ravel().tolist()
