@@ -536,24 +536,11 @@ def _outer_operands(inputs) -> tuple:
 
 
 def _cast_for_loop(name, inputs, dtype, casting="same_kind") -> list:
-    """A ufunc's ``dtype=`` (or a join's): its inputs cast to that dtype by NumPy's ``casting`` rule, so the
-    loop runs in it (``np.add(i32, 1, dtype=np.float64)``); a Python number is checked as its kind's widest
-    dtype (NumPy 2's rule: ``1.5`` as float64) and cast too."""
-    import tensorlib as tl
+    """A ufunc's ``dtype=`` (or a join's, einsum's) as NumPy reads it (Python's ``float`` is float64): the
+    inputs cast to it by NumPy's ``casting`` rule (``tensorlib.ops.math.cast_for_loop``)."""
+    from .ops.math import cast_for_loop
 
-    dtype = np.dtype(_numpy_dtype(dtype))
-    cast = []
-    for x in inputs:
-        if not hasattr(x, "dtype"):  # a Python number or list, as NumPy reads it
-            x = np.asarray(x, dtype=_numpy_dtype(type(x)) if isinstance(x, (float, complex)) else None)
-        have = np.dtype(x.dtype)
-        if not np.can_cast(have, dtype, casting):
-            raise TypeError(
-                f"{name}: cannot cast an input of dtype {have} (shape {tuple(x.shape)}) to dtype={dtype} "
-                f"with casting rule {casting!r}"
-            )
-        cast.append(x.astype(dtype) if isinstance(x, np.ndarray) else tl.cast(x, dtype))
-    return cast
+    return cast_for_loop(name, inputs, _numpy_dtype(dtype), casting)
 
 
 # NumPy's joins whose dtype= and casting= cast the arrays before joining them.
@@ -626,12 +613,15 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
     return tl.linspace(start, stop, num, dtype, endpoint=endpoint, retstep=retstep, axis=axis)
 
 
-def _einsum(*operands, out=None, optimize=False, **kwargs):
+def _einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
     import tensorlib as tl
 
-    if out is not None or kwargs:
-        raise TypeError("numpy.einsum: out=, dtype=, order= and casting= are not supported on tensorlib Tensors")
-    return tl.einsum(*operands)
+    from .ops.shape import fortran_order
+
+    if out is not None:
+        raise TypeError("numpy.einsum: out= is not supported on tensorlib Tensors (they are immutable)")
+    fortran_order(order, "numpy.einsum", ("K", "A", "C", "F"))  # a memory layout: a Tensor's values have none
+    return tl.einsum(*operands, dtype=_numpy_dtype(dtype), casting=casting)
 
 
 def _where(condition, *xy):
@@ -798,12 +788,7 @@ def _vectorize_tensors(vectorized, args, kwargs):
                 f"np.vectorize: an argument of shape {v.shape} ({v.dtype}) has fewer dimensions than its core "
                 f"dimensions {core} in signature {vectorized.signature!r}"
             )
-    loop = np.broadcast_shapes(*(v.shape[: v.ndim - len(c)] for v, c in zip(values, core_dims)))
-    size = math.prod(loop)
-    flat = [
-        shape.reshape(shape.broadcast_to(v, loop + v.shape[v.ndim - len(c) :]), (size, *v.shape[v.ndim - len(c) :]))
-        for v, c in zip(values, core_dims)
-    ]
+    loops = [tuple(v.shape[: v.ndim - len(c)]) for v, c in zip(values, core_dims)]
 
     def one(*elements):
         full = list(args)
@@ -812,6 +797,22 @@ def _vectorize_tensors(vectorized, args, kwargs):
         return fn(*full)
 
     try:
+        if any(None in loop for loop in loops):  # traced with sizes known only at run time: one vmap per loop axis
+            if len({len(loop) for loop in loops}) != 1:
+                raise ValueError(
+                    f"np.vectorize: traced with sizes known only at run time, the mapped arguments need the same "
+                    f"number of loop dimensions (no broadcasting), got shapes {[tuple(v.shape) for v in values]}"
+                )
+            each = one
+            for _ in loops[0]:
+                each = vmap(each)
+            return _with_otypes(vectorized, each(*values))
+        loop = np.broadcast_shapes(*loops)
+        size = math.prod(loop)
+        flat = [
+            shape.reshape(shape.broadcast_to(v, loop + v.shape[len(s) :]), (size, *v.shape[len(s) :]))
+            for v, s in zip(values, loops)
+        ]
         out = vmap(one, axis_size=size)(*flat)
     except BatchedValueError as e:
         name = getattr(vectorized.pyfunc, "__name__", "f")
@@ -819,7 +820,23 @@ def _vectorize_tensors(vectorized, args, kwargs):
             f"np.vectorize({name}) of a Tensor maps {name} over the elements with tl.vmap (keeping the gradient), "
             f"so {name} must be written with tensorlib ops; it used an element's value: {e}"
         ) from None
-    return tree.map(lambda o: shape.reshape(o, loop + tuple(o.shape[1:])), out)
+    return _with_otypes(vectorized, tree.map(lambda o: shape.reshape(o, loop + tuple(o.shape[1:])), out))
+
+
+def _with_otypes(vectorized, out):
+    """``out`` with each output cast to its entry of ``otypes`` (NumPy's; they were ignored: ``otypes=[int]`` gave
+    floats)."""
+    from .ops import math as math_ops
+
+    if not vectorized.otypes:
+        return out
+    leaves, treedef = tree.flatten(out)
+    if len(leaves) != len(vectorized.otypes):
+        raise ValueError(
+            f"np.vectorize: otypes {vectorized.otypes!r} names {len(vectorized.otypes)} outputs, the function "
+            f"returned {len(leaves)}"
+        )
+    return tree.unflatten(treedef, [math_ops.cast(o, np.dtype(t)) for o, t in zip(leaves, vectorized.otypes)])
 
 
 def install():

@@ -1345,23 +1345,67 @@ def _quantile_indexes(n, q, method):
     )
 
 
-def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
+def quantile(a, q, axis=None, keepdims: bool = False, method: str = "linear", *, weights=None) -> Tensor:
     """``numpy.quantile`` with any of NumPy 2's ``method`` values (default ``'linear'``); the gradient
     flows to the (one or two) selected elements of each slice, through the sort, with the method's
     interpolation weights.  The discontinuous methods (``'lower'``, ``'higher'``, ``'nearest'``,
     ``'inverted_cdf'``, ``'closest_observation'``) pick an element and keep ``a``'s dtype, as NumPy.
-    ``q`` is a constant.
+    ``q`` is a constant.  ``weights`` (NumPy 2's; non-negative, of ``a``'s shape or 1-d along one ``axis``)
+    weigh the elements of the empirical distribution, with ``method='inverted_cdf'`` only, as NumPy.
 
     >>> import tensorlib as tl
     >>> float(tl.quantile(tl.tensor([4.0, 1.0, 3.0, 2.0]), 0.5))
     2.5
     >>> tl.quantile(tl.tensor([4, 1, 3, 2]), [0.3, 0.6], method="inverted_cdf").numpy().tolist()
     [2, 3]
+    >>> float(tl.quantile(tl.tensor([1.0, 2.0, 3.0]), 0.5, method="inverted_cdf", weights=tl.tensor([3, 1, 1])))
+    1.0
     """
-    return _quantile(a, q, axis, keepdims, method, "quantile")
+    return _quantile(a, q, axis, keepdims, method, "quantile", weights)
 
 
-def _quantile(a, q, axis, keepdims, method, name):
+def _checked_quantile_weights(a, weights, axes, method, name):
+    """NumPy's ``weights`` of a quantile: ``a``'s shape, or 1-d along the one reduced axis (then broadcast),
+    non-negative (checked where the values are known), for ``method='inverted_cdf'`` only."""
+    if method != "inverted_cdf":
+        raise ValueError(f"{name}: only method 'inverted_cdf' supports weights, got method={method!r}")
+    weights = as_tensor(weights)
+    where = f"(a shape {a.shape} {a.dtype}, weights shape {weights.shape} {weights.dtype})"
+    if weights.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: weights must be real numbers {where}")
+    if weights.shape != a.shape:
+        if len(axes) != 1 or a.ndim == 0:
+            raise TypeError(f"{name}: weights of another shape than a need one axis {where}")
+        if weights.ndim != 1 or weights.shape[0] != a.shape[axes[0]]:
+            raise ValueError(f"{name}: weights must be of a's shape or 1-d of the length of axis {axes[0]} {where}")
+        shape = [1] * a.ndim
+        shape[axes[0]] = -1
+        weights = shape_ops.broadcast_to(shape_ops.reshape(weights, tuple(shape)), a.shape)
+    if not weights.is_symbolic and bool(np.any(weights.numpy() < 0)):
+        raise ValueError(f"{name}: weights must be non-negative {where}")
+    return weights
+
+
+def _weighted_inverted_cdf(flat, weights, q, name):
+    """NumPy's weighted ``inverted_cdf``: in each slice (the last axis, sorted) the first element whose
+    cumulated weight reaches ``q`` of the slice's total; leading zero weights are skipped, as NumPy."""
+    order = argsort(flat, axis=-1, stable=True)
+    ordered = take_along_axis(flat, order, -1)
+    cdf = cumsum(math_ops.cast(take_along_axis(weights, order, -1), _dt.float64), axis=-1)
+    cdf = cdf / cdf[..., -1:]
+    if not cdf.is_symbolic and bool(np.isnan(cdf.numpy()[..., -1]).any()):
+        raise ValueError(f"{name}: weights included NaN, inf or were all zero (weights shape {weights.shape})")
+    cdf = math_ops.cast(cdf, q.dtype) if q.dtype.kind == "f" else cdf  # NumPy compares in q's dtype
+    reached = math_ops.logical_and(math_ops.not_equal(cdf, 0), cdf >= q.reshape(q.shape + (1,) * cdf.ndim))
+    index = math_ops.cast(reduce_ops.sum(math_ops.logical_not(reached), axis=-1, keepdims=True), _dt.int64)
+    n = flat.shape[-1] if flat.shape[-1] is not None else shape_ops.shape_size(flat, (flat.ndim - 1,))
+    index = math_ops.minimum(index, n - 1)  # shape q + kept + (1,)
+    index = moveaxis(index[..., 0], tuple(range(q.ndim)), tuple(range(-q.ndim, 0)))
+    picked = take_along_axis(ordered, shape_ops.reshape(index, index.shape[: flat.ndim - 1] + (-1,)), -1)
+    return shape_ops.reshape(picked, index.shape), ordered
+
+
+def _quantile(a, q, axis, keepdims, method, name, weights=None):
     """``quantile``, whose errors name the public function ``name`` (quantile, percentile or median)."""
     if method not in QUANTILE_METHODS:
         raise ValueError(f"{name}: method must be one of NumPy's {', '.join(QUANTILE_METHODS)}; got {method!r}")
@@ -1390,6 +1434,10 @@ def _quantile(a, q, axis, keepdims, method, name):
     if 0 in (a.shape[i] for i in axes):  # checked before the reshape, whose -1 cannot size an empty slice
         raise ValueError(f"{name}: cannot take a quantile of an empty slice (shape {a.shape}, axis {axis})")
     flat = _slices_last(a, axes, name)
+    if weights is not None:
+        weights = _slices_last(_checked_quantile_weights(a, weights, axes, method, name), axes, name)
+        out, ordered = _weighted_inverted_cdf(flat, weights, q, name)
+        return _quantile_result(out, ordered, q, axes, a.ndim, keepdims, _nan_position(dtype, np.full(q.shape, -1)))
     n = flat.shape[-1]
     if n is None:
         # Under tl.function with an unknown slice length, the positions are computed in the graph from
@@ -1412,14 +1460,26 @@ def _quantile(a, q, axis, keepdims, method, name):
             out = math_ops.where(position == below, lo, (lo + hi) * 0.5)
         else:
             out = _lerp(lo, hi, t if isinstance(t, Tensor) else np.asarray(t, dtype=dtype))
-    if dtype.kind in "fc":  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
-        last = shape_ops.take(ordered, np.full(q.shape, n - 1) if isinstance(n, int) else below * 0 + (n - 1), axis=-1)
+    last = np.full(q.shape, n - 1) if isinstance(n, int) else below * 0 + (n - 1)
+    return _quantile_result(out, ordered, q, axes, a.ndim, keepdims, _nan_position(dtype, last))
+
+
+def _nan_position(dtype, last):
+    """Where the sort put a slice's NaN (``last``), for a dtype that holds NaNs; else None."""
+    return last if dtype.kind in "fc" else None
+
+
+def _quantile_result(out, ordered, q, axes, ndim, keepdims, last=None):
+    """The quantiles ``out`` (kept axes + q's) of the sorted slices ``ordered``: NaN for a slice holding a
+    NaN (the sort put it at position ``last``; None: no NaN check), q's axes first and ``keepdims`` as NumPy's."""
+    if last is not None:  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
+        last = shape_ops.take(ordered, last, axis=-1)
         out = math_ops.where(math_ops.not_equal(last, last), last, out)
     if q.ndim:  # NumPy puts q's axes first
         k = out.ndim - q.ndim
         out = shape_ops.transpose(out, tuple(range(k, out.ndim)) + tuple(range(k)))
     if keepdims:
-        out = shape_ops.expand_dims(out, tuple(q.ndim + i for i in axes)) if a.ndim else out
+        out = shape_ops.expand_dims(out, tuple(q.ndim + i for i in axes)) if ndim else out
     return out
 
 
@@ -1450,8 +1510,8 @@ def _slices_last(a, axes, name):
     return shape_ops.reshape(moved, tuple(-1 if d is None else d for d in sizes))
 
 
-def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
-    """``numpy.percentile``: ``quantile`` with q in percent.
+def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear", *, weights=None) -> Tensor:
+    """``numpy.percentile``: ``quantile`` with q in percent (``weights`` as ``quantile``'s).
 
     >>> import tensorlib as tl
     >>> tl.percentile(tl.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), [25, 50]).numpy().tolist()
@@ -1460,7 +1520,7 @@ def percentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") 
     if isinstance(q, Tensor):
         q = q.numpy()
     q = q / 100.0 if isinstance(q, (int, float)) else np.true_divide(q, 100)
-    return _quantile(a, q, axis, keepdims, method, "percentile")
+    return _quantile(a, q, axis, keepdims, method, "percentile", weights)
 
 
 def median(a, axis=None, keepdims: bool = False) -> Tensor:

@@ -11,6 +11,7 @@ from ..backends.numpy_nn import blas as _blas
 from ..dispatch import apply, as_tensors
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
+from . import math as math_ops
 from ._shapes import broadcast_shapes, normalize_axis
 from .registry import defop, spec
 
@@ -254,12 +255,13 @@ def _take_diagonals(ins, xs):
     return ins, xs
 
 
-def einsum(subscripts, *operands, optimize=True) -> Tensor:
+def einsum(subscripts, *operands, optimize=True, dtype=None, casting: str = "safe") -> Tensor:
     """Einstein summation (``numpy.einsum`` notation: ellipsis, repeated indices within an operand
     for diagonals, and the interleaved sublist form).
 
     ``optimize`` (NumPy's and JAX's: a bool, a strategy name or an ``einsum_path``) is accepted; the
     contraction order is always opt_einsum's optimized, cached path, and the values do not depend on it.
+    ``dtype`` (NumPy's) computes in that dtype, the operands cast to it by NumPy's ``casting`` rule.
 
     >>> import tensorlib as tl
     >>> tl.einsum("ij,j->i", tl.ones((2, 3)), tl.ones(3)).numpy().tolist()
@@ -274,6 +276,8 @@ def einsum(subscripts, *operands, optimize=True) -> Tensor:
         raise TypeError(f"Einsum: optimize must be a bool, a strategy name or a path, got {optimize!r}")
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)
+    if dtype is not None:
+        operands = math_ops.cast_for_loop("Einsum", operands, dtype, casting)
     xs = as_tensors(*operands)
     try:
         ins, out = _parse_einsum(subscripts, [x.shape for x in xs])

@@ -627,6 +627,30 @@ def floor(x) -> Tensor:
     return apply(_floor, (x,))
 
 
+def cast_for_loop(name: str, inputs, dtype, casting: str = "same_kind") -> list:
+    """NumPy's ``dtype=`` of a ufunc, join or ``einsum``: the inputs cast to ``dtype`` when NumPy's ``casting``
+    rule allows it, so the computation runs in it (``np.add(i32, 1, dtype=np.float64)``); a Python number is
+    checked as its kind's widest dtype (NumPy 2's rule: ``1.5`` as float64) and cast too.
+
+    >>> import numpy as np
+    >>> [x.dtype for x in cast_for_loop("add", [np.ones(2, np.int32), 1], "float64")]
+    [dtype('float64'), dtype('float64')]
+    """
+    dtype = np.dtype(dtype)
+    cast_inputs = []
+    for x in inputs:
+        if not hasattr(x, "dtype"):  # a Python number or list, as NumPy reads it
+            x = np.asarray(x, dtype=np.dtype(type(x)) if isinstance(x, (float, complex)) else None)
+        have = np.dtype(x.dtype)
+        if not np.can_cast(have, dtype, casting):
+            raise TypeError(
+                f"{name}: cannot cast an input of dtype {have} (shape {tuple(x.shape)}) to dtype={dtype} "
+                f"with casting rule {casting!r}"
+            )
+        cast_inputs.append(x.astype(dtype) if isinstance(x, np.ndarray) else cast(x, dtype))
+    return cast_inputs
+
+
 def cast(x, dtype) -> Tensor:
     """Convert ``x`` to ``dtype``; a dtype tensorlib does not hold (``int8``) is an error, never another width.
 
