@@ -38,6 +38,8 @@ def resolve(path, who: str, what: str) -> str:
     path = fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"{who}: {path!r} is a folder; give the {what}'s file name")
+    if path.endswith((os.sep, os.altsep or os.sep)):  # realpath drops it: "ck/" wrote a file "ck", open() refuses
+        raise IsADirectoryError(f"{who}: {path!r} ends with a separator, a folder's name; give the {what}'s file name")
     # Through a symlink: the rename replaces the file it names, as open(path, "w") writes it (renamed over
     # the link itself, the link became a file and its target kept the old contents).
     target = os.path.realpath(path)

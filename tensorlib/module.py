@@ -122,9 +122,17 @@ class Module:
         raise TypeError(f"{type(self).__name__}: a Module subclass must define forward(...)")
 
     def __call__(self, *args, **kwargs):
-        if "training" not in kwargs:
-            return self.forward(*args, **kwargs)
-        return _call_with_training(self, args, kwargs)
+        if "training" in kwargs:
+            training = kwargs["training"]
+            if not _takes_training(type(self).forward):
+                del kwargs["training"]
+        else:
+            # By position too, as tf.keras binds it: block(x, False) left the layers inside in their own mode.
+            at = _training_position(type(self).forward) if len(args) > 1 else None  # (one argument: the input)
+            if at is None or len(args) <= at:
+                return self.forward(*args, **kwargs)
+            training = args[at]
+        return _forward_in_mode(self, training, args, kwargs)
 
     def _children(self) -> dict:
         """Sub-Modules by name, in attribute order (a list of Modules ``blocks`` gives ``blocks.0`` ...)."""
@@ -718,12 +726,23 @@ def _takes_training(forward) -> bool:
     return any(p.name == "training" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
-def _call_with_training(module: Module, args: tuple, kwargs: dict):
-    """``module(*args, training=..., ...)``: the mode holds for every Module called inside; ``training`` reaches
-    ``forward`` only where it takes it (Keras passes it only to a ``call`` that has it)."""
-    training = kwargs["training"]
-    if not _takes_training(type(module).forward):
-        del kwargs["training"]
+@functools.cache
+def _training_position(forward):
+    """The index in a call's positional arguments of ``forward``'s parameter ``training``; None if it has none that
+    a position can give."""
+    parameters = list(inspect.signature(forward).parameters.values())[1:]  # after self
+    for i, p in enumerate(parameters):
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return None
+        if p.name == "training":
+            return i
+    return None
+
+
+def _forward_in_mode(module: Module, training, args: tuple, kwargs: dict):
+    """``module.forward(*args, **kwargs)`` called with ``training`` (by keyword or by position; it reaches
+    ``forward`` only where it takes it, as Keras passes it only to a ``call`` that has it): the mode holds for
+    every Module called inside."""
     if training is None:
         return module.forward(*args, **kwargs)
     outer = _CALL.training

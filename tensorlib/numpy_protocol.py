@@ -788,12 +788,7 @@ def _vectorize_tensors(vectorized, args, kwargs):
                 f"np.vectorize: an argument of shape {v.shape} ({v.dtype}) has fewer dimensions than its core "
                 f"dimensions {core} in signature {vectorized.signature!r}"
             )
-    loop = np.broadcast_shapes(*(v.shape[: v.ndim - len(c)] for v, c in zip(values, core_dims)))
-    size = math.prod(loop)
-    flat = [
-        shape.reshape(shape.broadcast_to(v, loop + v.shape[v.ndim - len(c) :]), (size, *v.shape[v.ndim - len(c) :]))
-        for v, c in zip(values, core_dims)
-    ]
+    loops = [tuple(v.shape[: v.ndim - len(c)]) for v, c in zip(values, core_dims)]
 
     def one(*elements):
         full = list(args)
@@ -802,6 +797,22 @@ def _vectorize_tensors(vectorized, args, kwargs):
         return fn(*full)
 
     try:
+        if any(None in loop for loop in loops):  # traced with sizes known only at run time: one vmap per loop axis
+            if len({len(loop) for loop in loops}) != 1:
+                raise ValueError(
+                    f"np.vectorize: traced with sizes known only at run time, the mapped arguments need the same "
+                    f"number of loop dimensions (no broadcasting), got shapes {[tuple(v.shape) for v in values]}"
+                )
+            each = one
+            for _ in loops[0]:
+                each = vmap(each)
+            return _with_otypes(vectorized, each(*values))
+        loop = np.broadcast_shapes(*loops)
+        size = math.prod(loop)
+        flat = [
+            shape.reshape(shape.broadcast_to(v, loop + v.shape[len(s) :]), (size, *v.shape[len(s) :]))
+            for v, s in zip(values, loops)
+        ]
         out = vmap(one, axis_size=size)(*flat)
     except BatchedValueError as e:
         name = getattr(vectorized.pyfunc, "__name__", "f")
@@ -809,7 +820,23 @@ def _vectorize_tensors(vectorized, args, kwargs):
             f"np.vectorize({name}) of a Tensor maps {name} over the elements with tl.vmap (keeping the gradient), "
             f"so {name} must be written with tensorlib ops; it used an element's value: {e}"
         ) from None
-    return tree.map(lambda o: shape.reshape(o, loop + tuple(o.shape[1:])), out)
+    return _with_otypes(vectorized, tree.map(lambda o: shape.reshape(o, loop + tuple(o.shape[1:])), out))
+
+
+def _with_otypes(vectorized, out):
+    """``out`` with each output cast to its entry of ``otypes`` (NumPy's; they were ignored: ``otypes=[int]`` gave
+    floats)."""
+    from .ops import math as math_ops
+
+    if not vectorized.otypes:
+        return out
+    leaves, treedef = tree.flatten(out)
+    if len(leaves) != len(vectorized.otypes):
+        raise ValueError(
+            f"np.vectorize: otypes {vectorized.otypes!r} names {len(vectorized.otypes)} outputs, the function "
+            f"returned {len(leaves)}"
+        )
+    return tree.unflatten(treedef, [math_ops.cast(o, np.dtype(t)) for o, t in zip(leaves, vectorized.otypes)])
 
 
 def install():

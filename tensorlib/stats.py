@@ -909,10 +909,10 @@ def _mvn_cdf(x, mean, cov) -> Tensor:
     dtype, (x, mean, cov) = _args("multivariate_normal.cdf", broadcast=False, x=x, mean=mean, cov=cov)
     if cov.ndim < 2:
         if mean.ndim == 0 and cov.ndim == 0:
-            probability = _sp.ndtr((x - mean) / _math_ops.sqrt(cov))
+            probability = _sp.ndtr(_standardized_bound(x, mean, _math_ops.sqrt(cov)))
         else:
             _mvn_diagonal_logpdf(x, mean, cov, dtype)  # the shapes' checks
-            probability = _reduce_ops.prod(_sp.ndtr((x - mean) / _math_ops.sqrt(cov)), axis=-1)
+            probability = _reduce_ops.prod(_sp.ndtr(_standardized_bound(x, mean, _math_ops.sqrt(cov))), axis=-1)
         return _narrowed(probability, dtype)
     k = cov.shape[-1]
     if k is None:
@@ -930,12 +930,28 @@ def _mvn_cdf(x, mean, cov) -> Tensor:
             f"multivariate_normal.cdf: a full covariance of {k} dimensions (cov shape {tuple(cov.shape)} {dtype}); "
             "it is implemented, exactly, for 1 and 2 (and for a diagonal cov given as 1-D, in any)"
         )
-    z = x - mean
+    if mean.ndim == 0:  # one mean for every component
+        mean = mean + _math_ops.zeros_like(x)
     if k == 1:
-        return _narrowed(_sp.ndtr(z[..., 0] / _math_ops.sqrt(cov[..., 0, 0])), dtype)
+        return _narrowed(_sp.ndtr(_standardized_bound(x[..., 0], mean[..., 0], _math_ops.sqrt(cov[..., 0, 0]))), dtype)
     first, second = _math_ops.sqrt(cov[..., 0, 0]), _math_ops.sqrt(cov[..., 1, 1])
-    rho = 0.5 * (cov[..., 0, 1] + cov[..., 1, 0]) / (first * second)  # the symmetric part, as logpdf's Cholesky
-    return _narrowed(bivariate_normal_cdf(z[..., 0] / first, z[..., 1] / second, rho), dtype)
+    # The symmetric part, as logpdf's Cholesky; a component of variance 0 is a constant, independent of the other
+    # (rho read 0 / 0: NaN, where the diagonal cov's product steps).
+    scales = first * second
+    degenerate = _math_ops.equal(scales, 0.0)
+    rho = _math_ops.where(
+        degenerate, 0.0, 0.5 * (cov[..., 0, 1] + cov[..., 1, 0]) / _math_ops.where(degenerate, 1.0, scales)
+    )
+    h = _standardized_bound(x[..., 0], mean[..., 0], first)
+    return _narrowed(bivariate_normal_cdf(h, _standardized_bound(x[..., 1], mean[..., 1], second), rho), dtype)
+
+
+def _standardized_bound(x, mean, scale) -> Tensor:
+    """``(x - mean) / scale`` for a cdf's bound, ``x`` itself (with no derivative in ``mean`` and ``scale``) where
+    ``x`` is infinite: the cdf is constant there, but ``inf / scale``'s derivative ``-inf / scale**2`` times the
+    density 0 read NaN (the gradient of the finite components' probability was lost)."""
+    infinite = _math_ops.equal(_math_ops.abs(x), _math.inf)
+    return _math_ops.where(infinite, x, (_math_ops.where(infinite, 0.0, x) - mean) / scale)
 
 
 multivariate_normal = SimpleNamespace(

@@ -1018,17 +1018,15 @@ def subspace_angles(A, B) -> Tensor:
 
 
 # ------------------------------------------------------------------ ldl
-def _ldl_infer(x, *, lower):
+def _ldl_infer(x, *, lower, hermitian):
     dtype = _check_matrix(x)
-    if dtype.kind == "c":
-        raise TypeError(f"complex matrices are not supported (a documented limit), got {dtype}")
     return spec(x.shape, dtype), spec(x.shape, dtype), spec(x.shape[:-1], _dt.int64)
 
 
 _ldl = defop(
     "LDL",
     inputs=("x",),
-    attrs={"lower": True},
+    attrs={"lower": True, "hermitian": False},
     infer=_ldl_infer,
     doc="Bunch-Kaufman LDL^T of symmetric x (scipy.linalg.ldl): lu, block-diagonal d, perm with lu[perm] "
     "triangular and x = lu d lu^T.",
@@ -1037,13 +1035,15 @@ _ldl = defop(
 
 @_ldl.kernel("numpy")
 @_lapack("LDL")
-def _ldl_kernel(x, *, lower):
+def _ldl_kernel(x, *, lower, hermitian):
     n, dtype = x.shape[-1], _float_dtype(x)
     if x.size == 0:
         return np.zeros(x.shape, dtype), np.zeros(x.shape, dtype), np.zeros(x.shape[:-1], np.int64)
     flat = x.astype(np.result_type(x, np.float64)).reshape((-1, n, n))
+    if hermitian:  # a Hermitian diagonal is real (SciPy ignores its imaginary part, with a ComplexWarning)
+        flat[:, np.arange(n), np.arange(n)] = flat[:, np.arange(n), np.arange(n)].real
     nan = (np.full((n, n), np.nan), np.full((n, n), np.nan), np.arange(n))  # a NaN or inf: NaN, as _each_matrix
-    out = [_scipy_linalg().ldl(m, lower=lower, hermitian=True) if np.isfinite(m).all() else nan for m in flat]
+    out = [_scipy_linalg().ldl(m, lower=lower, hermitian=hermitian) if np.isfinite(m).all() else nan for m in flat]
     lu, d, perm = ([o[k] for o in out] for k in range(3))
     batch = x.shape[:-2]
     return (
@@ -1060,24 +1060,31 @@ def _ldl_grad(node, g_lu, g_d, _g_perm):
     """For the pivots found: with ``L = lu[perm]`` and ``A' = A[perm][:, perm] = L D L^T``, ``X = L^-1 dA' L^-T``
     splits into ``dD`` (its block diagonal) and ``L^-1 dL D`` (its strictly block lower, or upper, part), so
     the gradient of ``A'`` is the symmetric part of ``L^-T (S o (L^T gL D^-1) + B o gD) L^-1``, put back in
-    ``A``'s order.  D singular (A singular) has no gradient: inf or NaN, as ``inv``'s."""
+    ``A``'s order.  A complex symmetric A is holomorphic: the same formula (JAX's convention).  A Hermitian one
+    (``A' = L D L^H``) is not: the same with ``^H`` for ``^T`` and the Hermitian part, on the conjugated
+    cotangents (the real inner product's adjoint), conjugated back.  D singular (A singular) has no gradient: inf
+    or NaN, as ``inv``'s."""
     from .array import argsort, take_along_axis
-    from .linalg_ops import _constant, _symmetrize, _triangle, solve, solve_triangular
+    from .elementwise import conj
+    from .linalg_ops import _constant, _triangle, solve, solve_triangular
     from .math import cast
     from .shape import expand_dims
 
-    lower = node.attrs["lower"]
+    lower, hermitian = node.attrs["lower"], node.attrs.get("hermitian", False)
+    adjoint = _hermitian_transpose if hermitian else _mT
+    flip = conj if hermitian else (lambda t: t)
     lu, d, perm = node.outputs
     n = lu.shape[-1]
     rows = expand_dims(perm, -1)
     factor = take_along_axis(lu, rows, -2)
-    g_factor = 0.0 * lu if g_lu is None else take_along_axis(g_lu, rows, -2)
+    g_factor = 0.0 * lu if g_lu is None else flip(take_along_axis(g_lu, rows, -2))
     block = cast((d != 0.0) | (_constant(np.eye(n), d) != 0.0), d.dtype)
     strict = _triangle(1.0 - block, lower=lower, k=-1)
-    left = _mT(solve(d, _mT(_matmul(_mT(factor), g_factor)))) * strict
-    y = left if g_d is None else left + g_d * block
-    w = solve_triangular(_mT(factor), y, lower=not lower, unit_diagonal=True)
-    g = _symmetrize(_mT(solve_triangular(_mT(factor), _mT(w), lower=not lower, unit_diagonal=True)))
+    left = adjoint(solve(d, adjoint(_matmul(adjoint(factor), g_factor)))) * strict
+    y = left if g_d is None else left + flip(g_d) * block
+    w = solve_triangular(adjoint(factor), y, lower=not lower, unit_diagonal=True)
+    w = adjoint(solve_triangular(adjoint(factor), adjoint(w), lower=not lower, unit_diagonal=True))
+    g = flip((w + adjoint(w)) * 0.5)
     back = argsort(perm, axis=-1)
     return take_along_axis(take_along_axis(g, expand_dims(back, -1), -2), expand_dims(back, -2), -1)
 
@@ -1089,25 +1096,27 @@ def ldl(A, lower: bool = True, hermitian: bool = True, overwrite_a: bool = False
     """The LDL^T factorization ``(lu, d, perm)`` of a symmetric matrix with Bunch-Kaufman pivoting
     (``scipy.linalg.ldl``), batched: ``A = lu @ d @ lu.T``, ``d`` block diagonal (1 x 1 and 2 x 2 blocks),
     ``lu[perm]`` unit lower (``lower=False``: upper) triangular.  Reads the lower (upper) triangle of ``A``
-    as SciPy does.  Differentiable for the pivots found (the gradient goes to the triangle read); undefined
-    where ``d`` is singular.  Real matrices only (complex ones raise: a documented limit); needs SciPy.
+    as SciPy does; a complex ``A`` is Hermitian (``A = lu @ d @ lu^H``) or, with ``hermitian=False``, complex
+    symmetric.  Differentiable for the pivots found (the gradient goes to the triangle read; a complex one is
+    JAX's); undefined where ``d`` is singular.  Needs SciPy.
 
     >>> import tensorlib as tl
     >>> lu, d, perm = tl.linalg.ldl(tl.tensor([[4.0, 2.0], [2.0, 3.0]], dtype="float64"))
     >>> lu.numpy().tolist(), d.numpy().tolist(), perm.numpy().tolist()
     ([[1.0, 0.0], [0.5, 1.0]], [[4.0, 0.0], [0.0, 2.0]], [0, 1])
     """
-    from .linalg_ops import _hermitian_from_triangle
+    from .linalg_ops import _hermitian_from_triangle, _triangle
 
     A = as_tensor(A)
     if len(A.shape) >= 2 and None in A.shape[-2:]:
         raise ValueError(
             f"ldl: the matrix size must be known (give it in the TensorSpec), got a shape {A.shape} {A.dtype}"
         )
-    if not hermitian and A.dtype.kind == "c":
-        raise TypeError(f"ldl: hermitian=False (complex symmetric) is not supported, got shape {A.shape} {A.dtype}")
+    attrs = {"lower": bool(lower), "hermitian": bool(hermitian) and A.dtype.kind == "c"}
     if len(A.shape) < 2 or A.shape[-1] != A.shape[-2] or A.dtype.kind in "fc" and A.dtype.itemsize < 4:
-        return apply(_ldl, (A,), {"lower": bool(lower)})  # its shape rule names the op and the shapes
-    read = _hermitian_from_triangle(A, "L" if lower else "U", "ldl")
-    lu, d, perm = apply(_ldl, (read,), {"lower": bool(lower)})
-    return lu, d, perm
+        return apply(_ldl, (A,), attrs)  # its shape rule names the op and the shapes
+    if attrs["hermitian"] or A.dtype.kind != "c":
+        read = _hermitian_from_triangle(A, "L" if lower else "U", "ldl")
+    else:  # complex symmetric: the triangle mirrored without conjugation
+        read = _triangle(A, lower=lower) + _mT(_triangle(A, lower=lower, k=-1))
+    return apply(_ldl, (read,), attrs)

@@ -934,12 +934,13 @@ def pad_with_mode(x, pad_width, mode: str, what: str, **kwargs) -> Tensor:
         if mode == "linear_ramp":
             return pad_linear_ramp(array, widths, kwargs.get("end_values", 0))
         return pad_by_statistic(array, widths, mode, kwargs.get("stat_length"))
-    if mode not in _PAD_BY_INDEX or set(kwargs) - {"reflect_type"} or kwargs.get("reflect_type", "even") != "even":
+    odd = mode in ("reflect", "symmetric") and kwargs.get("reflect_type", "even") == "odd"
+    if mode not in _PAD_BY_INDEX or set(kwargs) - {"reflect_type"} or kwargs.get("reflect_type", "even") not in _ODD:
         given = "".join(f" with {k}={v!r}" for k, v in kwargs.items())
         raise TypeError(
             f"{what}: mode={mode!r}{given} is not supported on tensorlib Tensors (constant, linear_ramp, "
-            f"{', '.join(_PAD_STATISTICS)}, and {', '.join(_PAD_BY_INDEX)} with reflect_type='even', are); shape "
-            f"{tuple(array.shape)} {array.dtype}"
+            f"{', '.join(_PAD_STATISTICS)}, {', '.join(_PAD_BY_INDEX)}, and reflect and symmetric with "
+            f"reflect_type='odd', are); shape {tuple(array.shape)} {array.dtype}"
         )
     widths = np.broadcast_to(
         np.asarray(pad_width.numpy() if isinstance(pad_width, Tensor) else pad_width), (array.ndim, 2)
@@ -951,5 +952,42 @@ def pad_with_mode(x, pad_width, mode: str, what: str, **kwargs) -> Tensor:
                     f"{what}: mode={mode!r} needs the size of axis {axis}, unknown while tl.function traces "
                     f"(shape {tuple(array.shape)}); give it in the TensorSpec"
                 )
-            array = shape_ops.take(array, np.pad(np.arange(array.shape[axis]), width, mode=mode), axis=axis)
+            index = np.pad(np.arange(array.shape[axis]), width, mode=mode)  # (NumPy's errors: an empty axis)
+            if odd and array.shape[axis] > 1:
+                array = _pad_reflect_odd(array, axis, *width.tolist(), mode == "symmetric")
+            else:
+                array = shape_ops.take(array, index, axis=axis)
     return array
+
+
+_ODD = ("even", "odd")
+
+
+def _pad_reflect_odd(x, axis: int, before: int, after: int, include_edge: bool) -> Tensor:
+    """numpy.pad's ``reflect_type='odd'`` along ``axis``: chunks ``2 * edge - reflected`` added at both ends in
+    NumPy's order (``_set_reflect_both``: each round reflects at most the part a period allows, about the current
+    edge), so widths past the axis repeat it as NumPy does; slices and concatenations, so differentiable."""
+    period = x.shape[axis]
+
+    def part(t, index):
+        return shape_ops.take(t, np.asarray(index, np.int64), axis=axis)
+
+    while before > 0 or after > 0:
+        length = x.shape[axis]
+        if include_edge:
+            usable, offset = length // period * period, 1
+        else:
+            usable, offset = (length - 1) // (period - 1) * (period - 1), 0
+        chunks = [None, None]
+        if before > 0:
+            size = min(usable, before)
+            chunks[0] = 2 * part(x, [0]) - part(x, np.arange(size - offset, -offset, -1))
+            before -= size
+        if after > 0:
+            size = min(usable, after)
+            chunks[1] = 2 * part(x, [length - 1]) - part(
+                x, np.arange(length - 2 + offset, length - 2 + offset - size, -1)
+            )
+            after -= size
+        x = shape_ops.concat([c for c in (chunks[0], x, chunks[1]) if c is not None], axis=axis)
+    return x

@@ -356,7 +356,9 @@ def _per_element(value) -> bool:
 def _parameter(who: str, name: str, value, shape: tuple, dtype, bound=None) -> Tensor:
     """``value`` as a tensor of ``dtype`` that broadcasts to ``shape``; its values (when it has them, so eagerly)
     checked finite and within ``bound`` (">" positive, ">=" non-negative, None any finite number)."""
-    t = as_tensor(value)
+    # A number as float64 (a Python float became a float32 tensor: stddev 0.3 drew with 0.30000001 in float64),
+    # checked after its cast to the samples' dtype (1e300 is no finite float32).
+    t = as_tensor(value if isinstance(value, Tensor) else np.asarray(value))
     if t.dtype.kind not in "fiu":
         raise TypeError(f"tl.random.{who}: {name} must be real numbers, got {t.dtype}{list(t.shape)}")
     if len(t.shape) > len(shape) or any(
@@ -365,13 +367,13 @@ def _parameter(who: str, name: str, value, shape: tuple, dtype, bound=None) -> T
         raise ValueError(
             f"tl.random.{who}: {name} of shape {tuple(t.shape)} does not broadcast to the samples' shape {shape}"
         )
+    t = t if t.dtype == dtype else t.astype(dtype)
     if t.is_symbolic:  # traced: the values are checked when the graph runs
-        t = _check_parameter(t, rule=bound, message=f"tl.random.{who}: {name}")
-    else:
-        values = t.numpy()
-        if not (np.isfinite(values) & _within(values, bound)).all():
-            raise ValueError(f"tl.random.{who}: {name} must be {_RULES[bound]}, got {values!r}")
-    return t if t.dtype == dtype else t.astype(dtype)
+        return _check_parameter(t, rule=bound, message=f"tl.random.{who}: {name}")
+    values = t.numpy()
+    if not (np.isfinite(values) & _within(values, bound)).all():
+        raise ValueError(f"tl.random.{who}: {name} must be {_RULES[bound]}, got {values!r}")
+    return t
 
 
 _check_parameter = defop(
@@ -506,11 +508,13 @@ _normal_tensor = _tensor_draw_op(
 )
 
 
-def normal_like(x, mean: float, stddev: float, key=None, salt=None) -> Tensor:
+def normal_like(x, mean=0.0, stddev=1.0, key=None, salt=None) -> Tensor:
     """Normal samples of ``x``'s shape and float dtype, also where that shape is known only when a graph runs (a
     ``TensorSpec`` of unknown batch: the scalar draws need their shape when traced): the draws of
     :func:`normal`'s (NumPy's ``normal(mean, stddev)``) from the stream ``tl.random.seed`` resets, or with ``key``
-    (an int64 scalar tensor) a function of the key and ``salt``, as :func:`keyed_normal`'s.
+    (an int64 scalar tensor) a function of the key and ``salt`` (an int, 0 if not given), as :func:`keyed_normal`'s.
+    ``mean`` and ``stddev`` are checked as :func:`normal` checks them (finite, ``stddev >= 0``) and may be tensors
+    broadcasting to ``x``'s shape; the samples keep ``x``'s dtype.
 
     >>> import numpy as np, tensorlib as tl
     >>> noisy = tl.function(lambda x: x + tl.random.normal_like(x, 0.0, 0.1))
@@ -521,8 +525,22 @@ def normal_like(x, mean: float, stddev: float, key=None, salt=None) -> Tensor:
     """
     from .math import zeros_like
 
-    inputs = (zeros_like(x),) if key is None else (zeros_like(x), key)
-    samples = apply(_normal_tensor, inputs, {"dtype": x.dtype, "seed": None if salt is None else int(salt)})
+    x = as_tensor(x)
+    if x.dtype.kind != "f":
+        raise TypeError(
+            f"tl.random.normal_like: x must be a float tensor (the samples take its dtype), got shape "
+            f"{tuple(x.shape)} {x.dtype}"
+        )
+    shape = tuple(x.shape)
+    # Checked as normal() checks them: a negative stddev (silently flipping the samples) or a NaN drew before, and
+    # a float64 mean made float64 samples of a float32 x.
+    mean = _parameter("normal_like", "mean", mean, shape, x.dtype)
+    stddev = _parameter("normal_like", "stddev", stddev, shape, x.dtype, ">=")
+    if key is None:
+        samples = apply(_normal_tensor, (zeros_like(x),), {"dtype": x.dtype, "seed": _as_seed(salt, "normal_like")})
+    else:
+        salt = 0 if salt is None else _as_seed(salt, "tl.random.normal_like: salt")
+        samples = apply(_normal_tensor, (zeros_like(x), key), {"dtype": x.dtype, "seed": salt})
     return samples * stddev + mean
 
 

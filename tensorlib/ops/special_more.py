@@ -1069,10 +1069,14 @@ def _bivariate_normal_by_h(h, k, rho):
 
 
 def _bivariate_normal_by_rho(h, k, rho):
-    """d/drho = the density, exp(-(h**2 - 2 rho h k + k**2) / (2 (1 - rho**2))) / (2 pi sqrt(1 - rho**2))."""
+    """d/drho = the density, exp(-(h**2 - 2 rho h k + k**2) / (2 (1 - rho**2))) / (2 pi sqrt(1 - rho**2)); 0 where
+    h or k is infinite (the quadratic form read inf - inf: NaN, where the probability is constant in rho)."""
+    infinite = math_ops.logical_or(floating.isinf(h), floating.isinf(k))
+    h, k = math_ops.where(infinite, 0.0, h), math_ops.where(infinite, 0.0, k)
     squared = (1.0 - rho) * (1.0 + rho)
     quadratic = math_ops.square(h) - 2.0 * rho * h * k + math_ops.square(k)
-    return math_ops.exp(-0.5 * quadratic / squared) / (2.0 * _math.pi * math_ops.sqrt(squared))
+    density = math_ops.exp(-0.5 * quadratic / squared) / (2.0 * _math.pi * math_ops.sqrt(squared))
+    return math_ops.where(infinite, 0.0, density)
 
 
 register_gradient(
