@@ -265,6 +265,7 @@ _EMPTY: dict = {}
 _scalars: dict = {}  # (type, value, dtype, backend) -> shared constant Tensor
 _cast_op = None  # set by tensorlib.ops.math (Cast) to break the import cycle
 _stack_op = None  # set by tensorlib.ops.shape (Pack), likewise
+_check_int_range_op = None  # set by tensorlib.ops.creation (CheckIntRange), likewise
 _new = object.__new__
 _next_id = _ids.__next__
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -622,7 +623,13 @@ def check_int_array_range(arr: np.ndarray, dtype, where) -> None:
     wrapped (``int32 + [2**40]`` gave ``[1]``)."""
     if dtype.kind not in "iu" or not arr.size or np.can_cast(arr.dtype, dtype):
         return
-    info, low, high = np.iinfo(dtype), arr.min(), arr.max()
+    check_int_bounds(arr.min(), arr.max(), dtype, where)
+
+
+def check_int_bounds(low, high, dtype, where) -> None:
+    """The OverflowError of :func:`check_int_array_range` for values from ``low`` to ``high`` (also run by the
+    graph op ``CheckIntRange``, so that a traced conversion says what an eager one says)."""
+    info = np.iinfo(dtype)
     if low < info.min or high > info.max:
         bad = low if low < info.min else high
         raise OverflowError(f"{where} holds {bad}, which does not fit in {dtype} (range {info.min}..{info.max})")
@@ -862,20 +869,21 @@ def check_assignable(var: Variable, backend=None, how: str = "assign") -> None:
         )
 
 
-def _check_int_narrowing(var: Variable, value: Tensor, raw, how: str) -> None:
+def _check_int_narrowing(var: Variable, value: Tensor, raw, how: str) -> Tensor:
     """An integer value of a wider dtype than ``var``'s is assigned only where every element fits: the cast
-    would wrap it (2**40 into int32 became 0).  The caller's array or an eager tensor is checked; a traced
-    tensor cannot be, so it must be cast by the caller (``tl.cast``, which wraps as NumPy does)."""
+    would wrap it (2**40 into int32 became 0).  The caller's array or an eager tensor is checked now; a traced
+    tensor when the graph runs (returned through a ``CheckIntRange`` node, raising the eager error)."""
     if not (value.dtype.kind in "iu" and var.dtype.kind in "iu") or np.can_cast(value.dtype, var.dtype):
-        return
+        return value
     where = f"Variable.{how}: value of shape {tuple(value.shape)} {value.dtype} for variable {var.name!r} {var.dtype}"
     if value is not raw:  # the caller's array (a list was read at the variable's dtype already)
         concrete = np.asarray(raw)
     elif value._value is not None:
         concrete = value.backend.to_numpy(value._value)
     else:
-        raise TypeError(f"{where} is traced and may not fit: cast it with tl.cast(value, {str(var.dtype)!r}) first")
+        return _check_int_range_op(value, var.dtype, where)
     check_int_array_range(concrete, var.dtype, where)
+    return value
 
 
 def assign_variable(var: Variable, value, how: str) -> Variable:
@@ -887,7 +895,7 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
         except OverflowError as e:
             raise OverflowError(f"Variable.{how} of variable {var.name!r} {var.dtype}: {e}") from None
     if tuple(value.shape) != tuple(var.shape) or value.dtype != var.dtype:
-        _check_int_narrowing(var, value, raw, how)
+        value = _check_int_narrowing(var, value, raw, how)
         if (
             value.dtype != var.dtype
             and value.dtype.kind == var.dtype.kind
@@ -921,6 +929,28 @@ def assigns_logged():
         yield log
     finally:
         del logs[next(i for i, other in enumerate(logs) if other is log)]  # by identity: empty logs are equal
+
+
+def hold_variables(variables) -> list:
+    """Acquire the locks of the Variables among ``variables`` (in ``_id`` order, so two threads holding sets
+    that overlap cannot deadlock) and return them, for :func:`release_variables`.  Held across a read-modify-write
+    (``assign_add``, a graph run that assigns them): another thread's update waits instead of being lost.
+    Reentrant: a thread may update a Variable it holds (an observer's assign)."""
+    held = sorted({v._id: v._lock for v in variables if isinstance(v, Variable)}.items())
+    taken = []
+    try:
+        for _, lock in held:
+            lock.acquire()
+            taken.append(lock)
+    except BaseException:
+        release_variables(taken)
+        raise
+    return taken
+
+
+def release_variables(locks) -> None:
+    for lock in reversed(locks):
+        lock.release()
 
 
 def put_value(var: Variable, raw, mode: str | None = None) -> None:

@@ -375,8 +375,8 @@ def _channels_to_first(y, data_format: str):
 class _Conv(Module):
     """What the convolution layers share: Keras' arguments, the ``kernel`` and ``bias`` Variables, the input's
     check, the bias (broadcast along the channels of ``data_format``) and the activation.  ``_rank`` spatial
-    dimensions; ``data_format=None`` is channels-last.  Each layer defines ``_convolve(x)``, its convolution
-    of the checked input."""
+    dimensions; ``data_format=None`` is channels-last.  Each layer defines ``_apply_kernel(x, kernel)``, its
+    convolution of the checked input (``_convolve`` splits it into ``groups``), or ``_convolve(x)`` itself."""
 
     _rank = 2
 
@@ -395,12 +395,19 @@ class _Conv(Module):
         seed: int | None = None,
         dtype=_dt.float32,
         data_format: str | None = None,
+        groups: int = 1,
     ):
         super().__init__()
         name = type(self).__name__
         self.data_format = _layer_format(self, data_format)
         self.in_channels = _positive("in_channels", in_channels, name)
         self.out_channels = _positive("out_channels", out_channels, name)
+        self.groups = _positive("groups", groups, name)
+        if self.in_channels % self.groups or self.out_channels % self.groups:
+            raise ValueError(
+                f"{name}: groups={self.groups} must divide in_channels={self.in_channels} and "
+                f"out_channels={self.out_channels}"
+            )
         seed = _seed(seed, name)
         self.kernel_size = _sizes(kernel_size, self._rank, "kernel_size", name)
         self.strides, self.padding, self.dilations = strides, padding, dilations
@@ -418,7 +425,7 @@ class _Conv(Module):
         self.kernel = Variable(initializer(self._kernel_shape(), seed=seed, dtype=dtype), name="kernel")
 
     def _kernel_shape(self) -> tuple:
-        return (*self.kernel_size, self.in_channels, self.out_channels)
+        return (*self.kernel_size, self.in_channels // self.groups, self.out_channels)
 
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format, self.in_channels)
@@ -428,6 +435,23 @@ class _Conv(Module):
             y = y + (self.bias if last else _shape.reshape(self.bias, (-1,) + (1,) * self._rank))
         return y if self.activation is None else self.activation(y)
 
+    def _convolve(self, x):
+        """The convolution of ``x`` with ``kernel``, or with ``groups`` groups: input channels ``[g * I, (g + 1) *
+        I)`` (``I = in_channels / groups``) convolved with the kernel's output channels ``[g * O, (g + 1) * O)``,
+        concatenated in group order (Keras' and PyTorch's ``groups``)."""
+        if self.groups == 1:
+            return self._apply_kernel(x, self.kernel)
+        axis = 1 if self.data_format[1] == "C" else x.ndim - 1
+        inputs, outputs = self.in_channels // self.groups, self.out_channels // self.groups
+        lead = (slice(None),) * axis
+        parts = [
+            self._apply_kernel(
+                x[(*lead, slice(g * inputs, (g + 1) * inputs))], self.kernel[..., g * outputs : (g + 1) * outputs]
+            )
+            for g in range(self.groups)
+        ]
+        return _shape.concat(parts, axis=axis)
+
     def _sizes_repr(self) -> str:
         return f"{self.in_channels}, {self.out_channels}"
 
@@ -435,6 +459,8 @@ class _Conv(Module):
         text = f"{self._sizes_repr()}, kernel_size={self.kernel_size}, strides={self.strides}, padding={self.padding!r}"
         if self.dilations not in (1, (1,) * self._rank):
             text += f", dilations={self.dilations}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
         text = _with_format(self, text)
         if self.activation is not None:
             text += f", activation={getattr(self.activation, '__name__', self.activation)}"
@@ -458,19 +484,22 @@ class Conv1D(_Conv):
 
     _rank = 1
 
-    def _convolve(self, x):
+    def _apply_kernel(self, x, kernel):
         padding = self.padding
         if isinstance(padding, str) and padding.upper() == "CAUSAL":  # Keras': output t sees inputs <= t only
             (dilation,) = _sizes(self.dilations, 1, "dilations", "Conv1D")
             padding = ((self.kernel_size[0] - 1) * dilation, 0)
-        return _nn.conv1d(x, self.kernel, self.strides, padding, self.dilations, data_format=self.data_format)
+        return _nn.conv1d(x, kernel, self.strides, padding, self.dilations, data_format=self.data_format)
 
 
 class Conv2D(_Conv):
     """2-D convolution of NHWC images with an HWIO ``kernel`` of shape ``(kh, kw, in_channels, out_channels)``.
 
     ``padding`` is ``"SAME"`` (TensorFlow's rule), ``"VALID"`` or explicit pairs, as for :func:`tl.nn.conv2d`;
-    ``data_format="NCHW"`` takes and returns channels-first images (the kernel stays HWIO).
+    ``data_format="NCHW"`` takes and returns channels-first images (the kernel stays HWIO).  ``groups=g``
+    (Keras' and PyTorch's, as in Conv1D and Conv3D) convolves each of ``g`` groups of input channels with its own
+    group of output channels: the kernel is ``(kh, kw, in_channels / g, out_channels)``, PyTorch's weight
+    ``(out, in / g, kh, kw)`` transposed ``(2, 3, 1, 0)``.
 
     >>> import tensorlib as tl
     >>> conv = tl.nn.Conv2D(3, 8, kernel_size=3, seed=0)
@@ -478,10 +507,12 @@ class Conv2D(_Conv):
     (2, 16, 16, 8)
     >>> tl.nn.Conv2D(3, 8, kernel_size=3, seed=0, data_format="NCHW")(tl.ones((2, 3, 16, 16))).shape
     (2, 8, 16, 16)
+    >>> tl.nn.Conv2D(4, 6, kernel_size=3, groups=2, seed=0).kernel.shape
+    (3, 3, 2, 6)
     """
 
-    def _convolve(self, x):
-        return _nn.conv2d(x, self.kernel, self.strides, self.padding, self.dilations, data_format=self.data_format)
+    def _apply_kernel(self, x, kernel):
+        return _nn.conv2d(x, kernel, self.strides, self.padding, self.dilations, data_format=self.data_format)
 
 
 class Conv3D(_Conv):
@@ -500,8 +531,8 @@ class Conv3D(_Conv):
 
     _rank = 3
 
-    def _convolve(self, x):
-        return _nn.conv3d(x, self.kernel, self.strides, self.padding, self.data_format, self.dilations)
+    def _apply_kernel(self, x, kernel):
+        return _nn.conv3d(x, kernel, self.strides, self.padding, self.data_format, self.dilations)
 
 
 class DepthwiseConv2D(_Conv):

@@ -60,6 +60,7 @@ __all__ = [
     "InverseTimeDecay",
     "CosineDecayRestarts",
     "OneCycle",
+    "ReduceLROnPlateau",
     "clip_by_global_norm",
     "clip_by_norm",
     "global_norm",
@@ -551,6 +552,116 @@ class OneCycle:
                 value = start + (end - start) * pct
             rate = value if rate is None else _math_ops.where(t <= last, value, rate)
         return rate
+
+
+class ReduceLROnPlateau:
+    """Scale an optimizer's constant learning rate by ``factor`` when a metric has stopped improving for more than
+    ``patience`` calls of :meth:`step` (PyTorch's ``ReduceLROnPlateau``, same arguments and rules; Keras' callback
+    is ``threshold_mode="abs"`` with ``min_delta`` as ``threshold``).
+
+    ``mode="min"`` counts a value as better below ``best * (1 - threshold)`` (``"rel"``) or ``best - threshold``
+    (``"abs"``), ``"max"`` above ``best * (1 + threshold)`` or ``best + threshold``; a NaN is never better.  After a
+    reduction, ``cooldown`` calls pass without counting; the rate never goes below ``min_lr``, and a change
+    smaller than ``eps`` is skipped.  Its state (``best``, the bad calls, the cooldown left, the calls) lives in
+    Variables, in ``variables``, ``state_dict()`` and checkpoints, so a resumed run reduces where the
+    uninterrupted one does.  :meth:`step` runs in Python, eagerly, between (traced) training steps, as the
+    optimizer's rate is read by them at every call.
+
+    >>> import tensorlib as tl
+    >>> opt = tl.optimizers.SGD(1.0)
+    >>> plateau = tl.optimizers.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+    >>> for loss in [3.0, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0]:  # halved after the 2nd and the 4th call without progress
+    ...     plateau.step(loss)
+    >>> opt.learning_rate
+    0.25
+    """
+
+    def __init__(
+        self,
+        optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float = 0.0,
+        eps: float = 1e-8,
+    ):
+        who = "ReduceLROnPlateau"
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{who}: optimizer must be a tl.optimizers.Optimizer, got {type(optimizer).__name__}")
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError(
+                f"{who}: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs', got mode={mode!r}, "
+                f"threshold_mode={threshold_mode!r}"
+            )
+        self.factor = _real(factor, who, "factor")
+        if not 0.0 <= self.factor < 1.0:
+            raise ValueError(f"{who}: factor must be in [0, 1), got {factor!r}")
+        self.patience, self.cooldown = _count(patience, who, "patience"), _count(cooldown, who, "cooldown")
+        self.threshold, self.eps = _non_negative(threshold, who, "threshold"), _non_negative(eps, who, "eps")
+        self.min_lr = _non_negative(min_lr, who, "min_lr")
+        self.optimizer, self.mode, self.threshold_mode = optimizer, mode, threshold_mode
+        self._state = {
+            "best": Variable(np.float64(math.inf if mode == "min" else -math.inf), name="best", trainable=False),
+            "num_bad_steps": Variable(np.int64(0), name="num_bad_steps", trainable=False),
+            "cooldown_counter": Variable(np.int64(0), name="cooldown_counter", trainable=False),
+            "steps": Variable(np.int64(0), name="steps", trainable=False),
+        }
+
+    state_dict = Module.state_dict
+    load_state_dict = Module.load_state_dict
+
+    @property
+    def variables(self) -> dict:
+        """``{"best", "num_bad_steps", "cooldown_counter", "steps"}`` as Variables, for checkpoints."""
+        return dict(self._state)
+
+    def _better(self, value: float, best: float) -> bool:
+        if self.mode == "min":
+            return value < (best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold)
+        return value > (best * (1.0 + self.threshold) if self.threshold_mode == "rel" else best + self.threshold)
+
+    def step(self, metric) -> None:
+        """Count ``metric`` (a number or a 0-d tensor: the validation loss, say) and reduce the rate if due."""
+        who = "ReduceLROnPlateau.step"
+        if current_state().modes:
+            raise RuntimeError(
+                f"{who}: called while tl.function traces; it decides in Python, once per call, so call it outside "
+                "the traced function (the optimizer's traced steps read the rate it sets)"
+            )
+        value = float(metric.numpy()) if isinstance(metric, Tensor) else _number(metric, who, "metric")
+        optimizer = self.optimizer
+        if optimizer._schedule is not None:
+            raise TypeError(f"{who}: the optimizer's learning rate is a schedule; only a constant rate is reduced")
+        state = {name: v.numpy().item() for name, v in self._state.items()}
+        state["steps"] += 1
+        if self._better(value, state["best"]):
+            state["best"], state["num_bad_steps"] = value, 0
+        else:
+            state["num_bad_steps"] += 1
+        if state["cooldown_counter"] > 0:
+            state["cooldown_counter"] -= 1
+            state["num_bad_steps"] = 0
+        if state["num_bad_steps"] > self.patience:
+            old = optimizer.learning_rate
+            new = max(old * self.factor, self.min_lr)
+            if old - new > self.eps:
+                if optimizer._lr is optimizer._own_lr:
+                    optimizer.learning_rate = new
+                else:  # the caller's rate Variable: assigned, as torch sets its param group's "lr"
+                    optimizer._lr.assign(np.asarray(new, optimizer._lr.dtype.name))
+            state["cooldown_counter"], state["num_bad_steps"] = self.cooldown, 0
+        for name, v in self._state.items():
+            v.assign(np.asarray(state[name], v.dtype.name))
+
+
+def _count(value, who: str, what: str) -> int:
+    """A count of steps, >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{who}: {what} must be a whole number >= 0, got {value!r}")
+    return int(value)
 
 
 def _number(value, who: str, what: str) -> float:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import contextvars
 import dataclasses
 import json
 import threading
@@ -49,6 +48,7 @@ import time
 
 from . import dispatch
 from .graph.ir import current_phase
+from .tensor import scopes as _scopes
 
 _ROWS = ("eager forward", "eager gradient", "graph forward", "graph gradient")
 
@@ -78,10 +78,6 @@ class RangeEvent:
     start_s: float
     seconds: float
     thread: str = ""
-
-
-# The names of this thread's (or context's) open annotate() blocks, outermost first.
-_scopes: contextvars.ContextVar[tuple] = contextvars.ContextVar("tensorlib_profiler_scopes", default=())
 
 
 def _kernel_name(kernel) -> str:

@@ -218,12 +218,18 @@ def kaiser(M: int, beta) -> Tensor:
     return _numpy_window("kaiser", kaiser_window, M, beta)
 
 
-def _axis(axis, x, who: str, name: str) -> int:
-    """``axis`` of ``x`` normalized; a bad one is an error naming the function and ``x`` (called ``name``)."""
+def _axis(axis, x, who: str, name: str, known: bool = False) -> int:
+    """``axis`` of ``x`` normalized (``known``: its length must be known when traced); a scalar ``x`` or a bad axis
+    is an error naming the function and ``x`` (called ``name``)."""
+    if x.ndim == 0:
+        raise ValueError(f"{who}: {name} must have at least one axis, got a scalar ({x.dtype})")
     try:
-        return normalize_axis(axis, x.ndim, f"{who}: axis")
+        ax = normalize_axis(axis, x.ndim, f"{who}: axis")
     except (TypeError, ValueError) as e:
         raise type(e)(f"{e} ({name} shape {tuple(x.shape)}, {x.dtype})") from None
+    if known and x.shape[ax] is None:
+        raise ValueError(f"{who}: the length of axis {ax} must be known ({name} shape {tuple(x.shape)}, {x.dtype})")
+    return ax
 
 
 def _frame_positions(frames: int, frame_length: int, frame_step: int) -> np.ndarray:
@@ -244,12 +250,8 @@ def frame(signal, frame_length: int, frame_step: int, pad_end: bool = False, pad
     x = as_tensor(signal)
     frame_length = _count(frame_length, "frame_length", who)
     frame_step = _count(frame_step, "frame_step", who)
-    if x.ndim == 0:
-        raise ValueError(f"{who}: signal must have at least one axis, got a scalar ({x.dtype})")
-    ax = _axis(axis, x, who, "signal")
+    ax = _axis(axis, x, who, "signal", known=True)
     n = x.shape[ax]
-    if n is None:
-        raise ValueError(f"{who}: the length of axis {ax} must be known (signal shape {tuple(x.shape)}, {x.dtype})")
     if pad_end:
         frames = -(-n // frame_step)
         padded = max((frames - 1) * frame_step + frame_length, n)
@@ -539,8 +541,6 @@ def hilbert(x, N: int | None = None, axis: int = -1) -> Tensor:
     """
     who = "hilbert"
     x = as_tensor(x)
-    if x.ndim == 0:
-        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
     dtype = _real_dtype(x, who)
     x = x if x.dtype == dtype else _math.cast(x, dtype)
     ax = _axis(axis, x, who, "x")
@@ -604,12 +604,8 @@ def _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesi
     density (``1 / (fs sum(w**2))``) or spectrum (``1 / sum(w)**2``); the one-sided spectra's bins that stand
     for two frequencies doubled."""
     x = as_tensor(x)
-    if x.ndim == 0:
-        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
-    ax = _axis(axis, x, who, "x")
+    ax = _axis(axis, x, who, "x", known=True)
     n = x.shape[ax]
-    if n is None:
-        raise ValueError(f"{who}: the length of axis {ax} must be known (x shape {tuple(x.shape)}, {x.dtype})")
     if 0 in x.shape:  # SciPy's answer for an empty input
         return _creation.zeros(x.shape, dtype=_dt.float64), _creation.zeros(x.shape, dtype=_dt.float64)
     if x.dtype.kind == "c":
@@ -699,8 +695,6 @@ def periodogram(x, fs=1.0, window="boxcar", nfft: int | None = None, detrend="co
     """
     who = "periodogram"
     x = as_tensor(x)
-    if x.ndim == 0:
-        raise ValueError(f"{who}: x must have at least one axis, got a scalar ({x.dtype})")
     ax = _axis(axis, x, who, "x")
     n, nperseg = x.shape[ax], x.shape[ax]
     nfft = None if nfft is None else _count(nfft, "nfft", who)

@@ -8,6 +8,7 @@ will produce it.  Arithmetic operators and methods are attached by
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import operator
 import threading
@@ -42,33 +43,49 @@ def _spec_shape(shape) -> tuple:
 
 
 class TensorSpec:
-    """Shape and dtype of a tensor; ``None`` in ``shape`` means any size.
+    """Shape and dtype of a tensor; ``None`` in ``shape`` means any size, ``shape=None`` any rank (in a
+    ``tl.function``'s ``input_signature``: it traces once per rank, as ``tf.TensorSpec(None)``).
 
     >>> import tensorlib as tl
     >>> tl.TensorSpec((None, 3), "float32")
     TensorSpec(shape=(None, 3), dtype=float32)
+    >>> tl.TensorSpec(None).is_compatible_with((2, 3, 4), "float32")
+    True
     """
 
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype=_dtypes.float32):
-        self.shape = _spec_shape(shape)
-        if any(d is not None and d < 0 for d in self.shape):
+        self.shape = None if shape is None else _spec_shape(shape)
+        if self.shape is not None and any(d is not None and d < 0 for d in self.shape):
             raise ValueError(
                 f"TensorSpec: shape {tuple(shape)} has a negative dimension; use None for a dimension of any size"
             )
         self.dtype = _dtypes.as_dtype(dtype)
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
+    def ndim(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
 
     def is_compatible_with(self, shape, dtype) -> bool:
-        return (
-            np.dtype(dtype) == self.dtype
-            and len(shape) == len(self.shape)
+        return np.dtype(dtype) == self.dtype and (
+            self.shape is None
+            or len(shape) == len(self.shape)
             and all(a is None or a == b for a, b in zip(self.shape, shape))
         )
+
+    def with_rank(self, rank: int) -> TensorSpec:
+        """This spec for a tensor of ``rank`` dimensions (its own shape if it has a rank, else every size None)."""
+        return self if self.shape is not None else TensorSpec((None,) * rank, self.dtype)
+
+    def known_shape(self, where: str) -> tuple:
+        """The shape, for a use that needs a rank: an unknown rank raises TypeError naming ``where``."""
+        if self.shape is None:
+            raise TypeError(
+                f"{where}: TensorSpec(None, {self.dtype}) has an unknown rank, which only a tl.function's "
+                "input_signature accepts (it traces once per rank); give the rank: TensorSpec((None, None), ...)"
+            )
+        return self.shape
 
     def __eq__(self, other):
         return isinstance(other, TensorSpec) and self.shape == other.shape and self.dtype == other.dtype
@@ -279,24 +296,31 @@ def current_phase() -> str:
     return "gradient" if getattr(phase, "depth", 0) else "forward"
 
 
+# The names of the enclosing ``tl.profiler.annotate`` blocks, outermost first (per thread and context): profiles
+# label the ops run inside with them, and a trace gives them to the nodes it adds (``Node.scope``).
+scopes: contextvars.ContextVar[tuple] = contextvars.ContextVar("tensorlib_profiler_scopes", default=())
+
+
 class Node:
     """One application of an op: what tapes record, graphs hold and a gradient rule receives as ``node``.
 
     ``op`` is the OpDef and ``op_type`` its name (``"Mul"``), ``inputs``/``outputs`` are Tensors (symbolic
     under tracing), ``attrs`` the op's attributes, ``site`` the user's
     ``file:line`` when it was captured (only for ops without a gradient rule),
-    ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``.
+    ``phase`` ``"gradient"`` for a graph node that a gradient rule added, else ``"forward"``,
+    ``scope`` the names of the ``tl.profiler.annotate`` blocks a graph node was traced in (outermost first).
     """
 
-    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "phase", "__weakref__")
+    __slots__ = ("op", "inputs", "outputs", "attrs", "site", "phase", "scope", "__weakref__")
 
-    def __init__(self, op, inputs, outputs, attrs, site=None, phase="forward"):
+    def __init__(self, op, inputs, outputs, attrs, site=None, phase="forward", scope=()):
         self.op = op
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.site = site
         self.phase = phase
+        self.scope = scope
 
     @property
     def op_type(self) -> str:
@@ -348,7 +372,8 @@ class Variable(Tensor):
     [2.0, 3.0]
     """
 
-    __slots__ = ("name", "trainable", "_readers", "_version")
+    # _lock: held across a read-modify-write of the value (an eager assign_add, a graph run that assigns it)
+    __slots__ = ("name", "trainable", "_readers", "_version", "_lock")
     _names = itertools.count()
 
     def __reduce__(self):

@@ -67,16 +67,18 @@ def test_an_integer_the_variable_cannot_hold_is_an_overflow_error_and_leaves_the
     assert v.dtype == tl.int32
 
 
-def test_wider_integers_that_fit_are_assigned_and_a_traced_one_asks_for_a_cast():
+def test_wider_integers_that_fit_are_assigned_and_a_traced_one_is_checked_when_it_runs():
     v = tl.Variable(np.array([3, 4], np.int32), name="count")
     v.assign(np.array([-(2**31), 2**31 - 1]))
     np.testing.assert_array_equal(v.numpy(), [-(2**31), 2**31 - 1])
     v.assign(tl.tensor(np.array([5, 6])))
     np.testing.assert_array_equal(v.numpy(), [5, 6])
-    with pytest.raises(TypeError, match=r"traced and may not fit: cast it with tl\.cast\(value, 'int32'\)"):
-        tl.function(lambda a: v.assign(a))(tl.tensor(np.array([7, 8])))
-    tl.function(lambda a: v.assign(tl.cast(a, "int32")))(tl.tensor(np.array([7, 8])))
+    tl.function(lambda a: v.assign(a))(tl.tensor(np.array([7, 8])))  # fits: assigned, as eagerly
     np.testing.assert_array_equal(v.numpy(), [7, 8])
+    with pytest.raises(OverflowError, match=r"Variable\.assign: .*'count' int32 holds 1099511627776"):
+        tl.function(lambda a: v.assign(a))(tl.tensor(np.array([2**40, 8])))
+    tl.function(lambda a: v.assign(tl.cast(a, "int32")))(tl.tensor(np.array([9, 8])))
+    np.testing.assert_array_equal(v.numpy(), [9, 8])
 
 
 def test_a_list_next_to_an_int32_tensor_is_not_wrapped():

@@ -192,7 +192,11 @@ def test_a_multi_output_kernel_is_checked_per_output():
         ),
         (lambda: tl.tile(tl.tensor(np.zeros(2)), -1), ValueError, r"^Tile: reps \(-1,\) must not be negative"),
         (lambda: tl.split(tl.tensor(1.0), 2), ValueError, r"^SplitV: cannot split a 0-d tensor"),
-        (lambda: tl.take(tl.tensor(1.0), tl.tensor([0])), ValueError, r"^GatherV2: cannot take along an axis of a 0-d"),
+        (
+            lambda: tl.take(tl.tensor(1.0), tl.tensor([0]), axis=0),
+            ValueError,
+            r"^GatherV2: cannot take along an axis of a 0-d",
+        ),
         (lambda: tl.concat([tl.tensor(1.0), tl.tensor(2.0)], 0), ValueError, r"^ConcatV2: cannot concatenate of a 0-d"),
         (lambda: tl.one_hot(tl.tensor([1]), -3), ValueError, r"^OneHot: depth must not be negative, got -3"),
     ],

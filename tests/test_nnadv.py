@@ -247,3 +247,67 @@ def test_max_pool_explicit_padding_matches_pytorch():
         fmt = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[rank]
         ours = _MAX_POOLS[rank](first, ksize, strides, ((1, 1),) * rank, fmt)
         np.testing.assert_array_equal(ours.numpy(), theirs)
+
+
+# ------------------------------------------------------------------ grouped convolution layers
+def _grouped_conv_ref(x, kernel, groups):
+    """Channels-last VALID stride-1 convolution by loops, input channel group g with output channel group g."""
+    rank = x.ndim - 2
+    k = kernel.shape[:rank]
+    out = tuple(n - m + 1 for n, m in zip(x.shape[1:-1], k))
+    cin, cout = kernel.shape[-2], kernel.shape[-1] // groups
+    y = np.zeros((x.shape[0], *out, kernel.shape[-1]))
+    for g in range(groups):
+        xs, ks = x[..., g * cin : (g + 1) * cin], kernel[..., g * cout : (g + 1) * cout]
+        for tap in np.ndindex(*k):
+            window = tuple(slice(t, t + n) for t, n in zip(tap, out))
+            y[..., g * cout : (g + 1) * cout] += np.einsum("n...i,io->n...o", xs[(slice(None), *window)], ks[tap])
+    return y
+
+
+@pytest.mark.parametrize("rank, groups", [(1, 2), (2, 3), (2, 6), (3, 2)])
+def test_conv_layers_take_groups(rank, groups):
+    layer_type = {1: tl.nn.Conv1D, 2: tl.nn.Conv2D, 3: tl.nn.Conv3D}[rank]
+    layer = layer_type(6, 12, kernel_size=2, padding="VALID", groups=groups, seed=1, dtype=tl.float64)
+    assert layer.kernel.shape == (2,) * rank + (6 // groups, 12)
+    x = np.random.default_rng(rank).normal(size=(2, *(4,) * rank, 6))
+    ref = _grouped_conv_ref(x, layer.kernel.numpy(), groups) + layer.bias.numpy()
+    np.testing.assert_allclose(layer(x).numpy(), ref, rtol=1e-13, atol=1e-13)
+    first = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[rank]
+    layer_first = layer_type(6, 12, 2, padding="VALID", groups=groups, seed=1, dtype=tl.float64, data_format=first)
+    got = np.moveaxis(layer_first(np.moveaxis(x, -1, 1)).numpy(), 1, -1)
+    np.testing.assert_allclose(got, ref, rtol=1e-13, atol=1e-13)
+    traced = tl.function(lambda a: layer(a))
+    np.testing.assert_allclose(traced(x).numpy(), ref, rtol=1e-13, atol=1e-13)
+    tl.testing.check_grads(lambda a: layer(a), (x,), modes=("rev",))
+    cotangent = np.random.default_rng(0).normal(size=ref.shape)
+    with tl.GradientTape() as tape:
+        loss = tl.sum(layer(x) * cotangent)
+    got = tape.gradient(loss, layer.kernel).numpy()
+    # the loss is linear in the kernel: its gradient is each tap's window of x against the cotangent, per group
+    cin, cout = 6 // groups, 12 // groups
+    want = np.zeros(layer.kernel.shape)
+    for tap in np.ndindex(*(2,) * rank):
+        window = x[(slice(None), *(slice(t, t + n) for t, n in zip(tap, ref.shape[1:-1])))]
+        for g in range(groups):
+            xs = window[..., g * cin : (g + 1) * cin].reshape(-1, cin)
+            want[tap][:, g * cout : (g + 1) * cout] = xs.T @ cotangent[..., g * cout : (g + 1) * cout].reshape(-1, cout)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_conv_groups_that_do_not_divide_the_channels_raise():
+    with pytest.raises(ValueError, match=r"Conv2D: groups=4 must divide in_channels=6 and out_channels=8"):
+        tl.nn.Conv2D(6, 8, 3, groups=4)
+    with pytest.raises(ValueError, match=r"Conv1D: groups must be"):
+        tl.nn.Conv1D(6, 8, 3, groups=0)
+
+
+def test_grouped_conv_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(9).normal(size=(2, 6, 7, 5))
+    layer = tl.nn.Conv2D(
+        6, 9, 3, strides=2, padding=((1, 1), (1, 1)), groups=3, seed=2, dtype=tl.float64, data_format="NCHW"
+    )
+    weight = torch.tensor(layer.kernel.numpy().transpose(3, 2, 0, 1))
+    theirs = torch.nn.functional.conv2d(torch.tensor(x), weight, torch.tensor(layer.bias.numpy()), 2, 1, groups=3)
+    np.testing.assert_allclose(layer(x).numpy(), theirs.numpy(), rtol=1e-13, atol=1e-13)

@@ -208,3 +208,85 @@ def test_einsum_dtype_keeps_the_gradient():
     assert grad.dtype == np.float32
     np.testing.assert_array_equal(grad.numpy(), np.tile(np.arange(3.0), (2, 1)))
     check_grads(lambda x: tl.einsum("ij,ij->", x, x, dtype="float64"), [a.astype(np.float64)], order=2)
+
+
+@given(shape=st.lists(st.integers(1, 3), min_size=0, max_size=3).map(tuple), data=st.data())
+def test_take_defaults_to_numpys_flattened_axis(shape, data):
+    # tl.take(m, [1, 5]) on a 2-d m took rows (TensorFlow's gather default, axis 0) where np.take takes
+    # elements of the flattened m.
+    x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) * 1.5
+    size = x.size
+    indices = np.array(data.draw(st.lists(st.integers(-size, size - 1), max_size=4)), dtype=np.int64)
+    mode = data.draw(st.sampled_from(["raise", "wrap", "clip"]))
+    if mode != "raise":
+        indices = indices * 3
+    _same(tl.take(tl.tensor(x), tl.tensor(indices), mode=mode), np.take(x, indices, mode=mode))
+    if x.ndim:
+        axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+        rows = np.array([0, -1, x.shape[axis] - 1], dtype=np.int64)
+        _same(tl.take(tl.tensor(x), rows, axis=axis), np.take(x, rows, axis=axis))
+
+
+def test_take_default_gradient_and_trace():
+    m = np.arange(12.0).reshape(3, 4)
+    grad = tl.grad(lambda t: tl.sum(tl.take(t, [1, 5, 5])))(tl.tensor(m))
+    want = np.zeros(12)
+    np.add.at(want, [1, 5, 5], 1.0)
+    np.testing.assert_array_equal(grad.numpy(), want.reshape(3, 4))
+    _same(tl.function(lambda t: tl.take(t, np.array([11, 0])))(tl.tensor(m)), np.take(m, [11, 0]))
+
+
+@given(data=st.data())
+def test_weighted_nanquantile_matches_numpy(data):
+    # np.nanquantile's weights= was refused too.  (NumPy 2.4 raises IndexError for 1-d weights along an axis of
+    # a 2-d a, so the reference gets them broadcast to a's shape, which NumPy documents as their meaning.)
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    shape = tuple(data.draw(st.lists(st.integers(1, 3), max_size=3)))
+    a = rng.integers(-3, 4, size=shape).astype(data.draw(st.sampled_from(["float64", "float32", "float16"])))
+    if a.size:
+        a.flat[rng.integers(a.size, size=2)] = np.nan
+    axis = data.draw(st.sampled_from([None] + list(range(len(shape)))))
+    weights = rng.integers(0, 3, size=shape).astype(float)
+    ours = weights
+    if axis is not None and data.draw(st.booleans()):
+        ours = rng.integers(1, 3, size=shape[axis]).astype(float)
+        weights = np.broadcast_to(np.expand_dims(ours, tuple(i for i in range(len(shape)) if i != axis)), shape)
+    q = data.draw(st.sampled_from([0.0, 0.4, 1.0, [0.2, 0.7]]))
+    keepdims = data.draw(st.booleans())
+    try:
+        want = np.nanquantile(a, q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
+    except ValueError:  # the weights of a slice's numbers all zero
+        with pytest.raises(ValueError, match=r"nanquantile: weights included NaN, inf or were all zero"):
+            tl.nanquantile(tl.tensor(a), q, axis=axis, method="inverted_cdf", weights=tl.tensor(ours))
+        return
+    got = tl.nanquantile(tl.tensor(a), q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=tl.tensor(ours))
+    _same(got, want)
+    percent = np.asarray(q) * 100
+    want = np.nanpercentile(a, percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
+    _same(
+        tl.nanpercentile(tl.tensor(a), percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=ours), want
+    )
+
+
+def test_weighted_nanquantile_gradient_skips_nans():
+    a = np.array([[3.0, np.nan, 4.0, 1.5], [np.nan, np.nan, np.nan, np.nan], [5.0, 9.0, 2.0, 6.0]])
+    w = np.array([1.0, 5.0, 2.0, 3.0])
+    want = np.nanquantile(a, 0.5, axis=1, method="inverted_cdf", weights=np.broadcast_to(w, a.shape))
+    got = tl.nanquantile(tl.tensor(a), 0.5, axis=1, method="inverted_cdf", weights=w)
+    _same(got, want)  # [1.5, nan, 6.0]: the NaN's weight 5 does not count, a slice of NaNs only is NaN
+    grad = tl.grad(lambda x: tl.nansum(tl.nanquantile(x, 0.5, axis=1, method="inverted_cdf", weights=w)))(tl.tensor(a))
+    np.testing.assert_array_equal(grad.numpy(), [[0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 1]])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+@pytest.mark.parametrize(
+    "shape, kwargs", [((0,), {}), ((0, 3), {"axis": 0}), ((0, 3), {"axis": 1}), ((2, 0), {"keepdims": True})]
+)
+def test_nan_quantiles_of_an_empty_integer_array_are_numpys_float64_nans(dtype, shape, kwargs):
+    # tl.nanmedian(int64[]) raised 'quantile: cannot take a quantile of an empty slice'; NumPy warns and gives NaN.
+    a = np.zeros(shape, dtype)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _same(tl.nanmedian(tl.tensor(a), **kwargs), np.nanmedian(a, **kwargs))
+        _same(tl.nanpercentile(tl.tensor(a), 30, **kwargs), np.nanpercentile(a, 30, **kwargs))
+        _same(tl.nanquantile(tl.tensor(a), 0.3, **kwargs), np.nanquantile(a, 0.3, **kwargs))

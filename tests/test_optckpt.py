@@ -253,3 +253,100 @@ def test_a_file_without_the_stream_position_still_loads(tmp_path):
     model = _noisy_model(0)
     state = {k: v for k, v in model.state_dict().items() if not k.endswith("seed_state")}
     assert model.load_state_dict(state) == ([], [])
+
+
+def _plateau_reference(metrics, lr, mode, factor, patience, threshold, threshold_mode, cooldown, min_lr, eps):
+    """PyTorch's ReduceLROnPlateau rules written out: the rate before each call."""
+    best, bad, cool, rates = (np.inf if mode == "min" else -np.inf), 0, 0, []
+    for m in metrics:
+        rates.append(lr)
+        if mode == "min":
+            better = m < (best * (1 - threshold) if threshold_mode == "rel" else best - threshold)
+        else:
+            better = m > (best * (1 + threshold) if threshold_mode == "rel" else best + threshold)
+        best, bad = (m, 0) if better else (best, bad + 1)
+        if cool > 0:
+            cool, bad = cool - 1, 0
+        if bad > patience:
+            new = max(lr * factor, min_lr)
+            lr = new if lr - new > eps else lr
+            cool, bad = cooldown, 0
+    return rates
+
+
+_PLATEAUS = [
+    dict(mode="min", factor=0.5, patience=2, threshold=1e-2, threshold_mode="rel", cooldown=1, min_lr=0.01, eps=1e-8),
+    dict(mode="max", factor=0.1, patience=0, threshold=0.05, threshold_mode="abs", cooldown=0, min_lr=0.0, eps=1e-8),
+    dict(mode="min", factor=0.3, patience=1, threshold=0.0, threshold_mode="abs", cooldown=2, min_lr=0.05, eps=0.02),
+]
+
+
+def _metrics():
+    rng = np.random.default_rng(5)
+    values = list(np.cumsum(rng.normal(size=40)) * 0.3 + 5.0)
+    values[7] = float("nan")  # never better
+    return values
+
+
+@pytest.mark.parametrize("kwargs", _PLATEAUS, ids=["min-rel", "max-abs", "eps-min_lr"])
+def test_reduce_lr_on_plateau_follows_torchs_rules_and_resumes(kwargs, tmp_path):
+    metrics = _metrics()
+    want = _plateau_reference(metrics, 1.0, **kwargs)
+    opt = O.SGD(1.0)
+    plateau = O.ReduceLROnPlateau(opt, **kwargs)
+    got = []
+    for m in metrics[:20]:
+        got.append(opt.learning_rate)
+        plateau.step(tl.tensor(m) if len(got) % 2 else m)
+    tl.save_variables(tmp_path / "p.safetensors", {"opt": opt, "plateau": plateau})
+    opt = O.SGD(0.5)
+    plateau = O.ReduceLROnPlateau(opt, **kwargs)
+    tl.load_variables(tmp_path / "p.safetensors", {"opt": opt, "plateau": plateau})
+    for m in metrics[20:]:
+        got.append(opt.learning_rate)
+        plateau.step(m)
+    assert got == want and len(set(want)) > 1
+
+
+@pytest.mark.parametrize("kwargs", _PLATEAUS, ids=["min-rel", "max-abs", "eps-min_lr"])
+def test_reduce_lr_on_plateau_matches_torch(kwargs):
+    torch = pytest.importorskip("torch")
+    p = torch.zeros(1, requires_grad=True)
+    theirs = torch.optim.SGD([p], lr=1.0)
+    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(theirs, **kwargs)
+    opt = O.SGD(1.0)
+    plateau = O.ReduceLROnPlateau(opt, **kwargs)
+    for m in _metrics():
+        assert opt.learning_rate == theirs.param_groups[0]["lr"]
+        sched.step(m)
+        plateau.step(m)
+
+
+def test_reduce_lr_on_plateau_drives_a_traced_step_and_refuses_bad_use():
+    w, opt = tl.Variable([1.0]), O.SGD(1.0)
+    step = tl.function(lambda: opt.apply([tl.tensor([1.0])], [w]))
+    plateau = O.ReduceLROnPlateau(opt, factor=0.5, patience=0)
+    for loss in (1.0, 1.0, 1.0):
+        step()
+        plateau.step(loss)
+    assert opt.learning_rate == 0.25 and step.trace_count == 1
+    assert w.numpy().tolist() == [1.0 - 1.0 - 1.0 - 0.5]
+    with pytest.raises(TypeError, match="ReduceLROnPlateau: optimizer must be a tl.optimizers.Optimizer"):
+        O.ReduceLROnPlateau(w)
+    with pytest.raises(ValueError, match=r"ReduceLROnPlateau: factor must be in \[0, 1\), got 1.5"):
+        O.ReduceLROnPlateau(opt, factor=1.5)
+    with pytest.raises(TypeError, match="ReduceLROnPlateau.step: the optimizer's learning rate is a schedule"):
+        O.ReduceLROnPlateau(O.SGD(O.StepDecay(1.0, 2)), patience=0).step(1.0)
+    with pytest.raises(RuntimeError, match="ReduceLROnPlateau.step: called while tl.function traces"):
+        tl.function(lambda x: plateau.step(x))(tl.tensor(1.0))
+
+
+def test_functional_call_strict_needs_no_stream_position():
+    # With seed_state in variables, functional_call(strict=True) of a seeded Dropout model demanded a value for
+    # '1.seed_state' (a KeyError), as it does for weights; the stream's position is no value the call depends on.
+    model = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=0), tl.nn.Dropout(0.5, seed=1))
+    kernel = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    values = {"0": {"kernel": kernel, "bias": np.zeros(3, np.float32)}}
+    got = tl.functional_call(model, values, (np.ones((1, 2), np.float32),), strict=True).numpy()
+    kept = got != 0
+    np.testing.assert_allclose(got[kept], (np.ones((1, 2)) @ kernel)[kept] * 2.0)

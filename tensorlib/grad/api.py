@@ -128,12 +128,7 @@ def _split(flat, treedefs):
 def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what):
     args, sources, treedefs = _sources(args, argnums, what)
     if holomorphic:
-        for s in sources:
-            if s.dtype.kind != "c":
-                raise TypeError(
-                    f"{what}: holomorphic=True differentiates with respect to complex inputs, got dtype {s.dtype} "
-                    f"(shape {tuple(s.shape)}); cast it with tl.cast(x, 'complex128')"
-                )
+        _complex_sources(sources, what)
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(sources)
         out = f(*args, **kwargs)
@@ -155,6 +150,26 @@ def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what):
     grads = _split(tape.gradient(out, sources, unconnected_gradients="zero"), treedefs)
     g = grads[0] if _one_argnum(argnums) else tuple(grads)
     return out, g, aux
+
+
+def _complex_sources(sources, what) -> None:
+    """``holomorphic=True`` differentiates with respect to complex inputs only (JAX's rule)."""
+    _all_complex(
+        sources,
+        f"{what}: holomorphic=True differentiates with respect to complex inputs",
+        "; cast it with tl.cast(x, 'complex128')",
+    )
+
+
+def _complex_outputs(outs, what) -> None:
+    """``holomorphic=True`` Jacobians are of complex outputs only (JAX's rule)."""
+    _all_complex(outs, f"{what}: with holomorphic=True, f must return complex tensors", "")
+
+
+def _all_complex(tensors, message, advice) -> None:
+    for t in tensors:
+        if t.dtype.kind != "c":
+            raise TypeError(f"{message}, got dtype {t.dtype} (shape {tuple(t.shape)}){advice}")
 
 
 def _split_aux(out, has_aux, what):
@@ -270,13 +285,20 @@ def _vjp(f, primals, has_aux, what, integers: bool = False):
                 f"{out_def!r}, cotangent structure {ct_def!r})"
             )
         targets, weights = [], []
-        for c, o, leaf in zip(cts, outs, leaves):
+        for k, (c, o, leaf) in enumerate(zip(cts, outs, leaves)):
             shape = tuple(getattr(leaf, "shape", ()))
             if tuple(getattr(c, "shape", ())) != shape:
                 raise ValueError(
                     f"vjp_fn: cotangent shape {tuple(getattr(c, 'shape', ()))} does not match output shape {shape}"
                 )
-            if o is not None:
+            if o is not None and o.dtype.kind not in "fc":
+                # A constant to differentiation (JAX's float0 cotangent; a float0 array was "dtype not supported").
+                if not _zeros_of_shape(c, shape):
+                    raise TypeError(
+                        f"vjp_fn: output {k} is {o.dtype} (shape {shape}), which carries no gradient; its cotangent "
+                        f"must be zeros or JAX's float0 zeros of its shape, got nonzero values"
+                    )
+            elif o is not None:
                 weight = c if isinstance(c, Tensor) else dispatch.to_tensor(c, o.backend, o.dtype)
                 check_cotangent_kind(weight, o, "vjp_fn: cotangent")
                 targets.append(o)
@@ -350,8 +372,7 @@ def _tangent_leaves(primals, tangents, what) -> list:
         dtype = t.dtype if isinstance(t, Tensor) else np.asarray(t).dtype
         if x.dtype.kind not in "fc":
             shape = tuple(t.shape) if isinstance(t, Tensor) else np.shape(t)
-            values = t._value if isinstance(t, Tensor) else np.asarray(t)
-            if shape != tuple(x.shape) or values is not None and dtype.kind != "V" and np.any(values):
+            if not _zeros_of_shape(t, x.shape):
                 raise TypeError(
                     f"{what}: cannot differentiate with respect to primal {i} of dtype {x.dtype} (shape "
                     f"{tuple(x.shape)}): an integer or bool primal carries no tangent, so give None or zeros of its "
@@ -372,6 +393,17 @@ def _tangent_leaves(primals, tangents, what) -> list:
             raise ValueError(f"{what}: tangent shape {tuple(t.shape)} does not match primal shape {tuple(x.shape)}")
         ts.append(t)
     return ts
+
+
+def _zeros_of_shape(t, shape) -> bool:
+    """Whether ``t`` (a tensor, array or number) is zeros of ``shape``, or JAX's ``float0`` of it (symbolic zeros):
+    the only tangent or cotangent of an integer or bool value (it carries none).  Traced zeros count (no value)."""
+    if isinstance(t, Tensor):  # its values on the host (any backend's array); a traced one has none
+        values, got = (None if t._value is None else t.numpy()), tuple(t.shape)
+    else:
+        values = np.asarray(t)
+        got = values.shape
+    return got == tuple(shape) and (values is None or values.dtype.kind == "V" or not np.any(values))
 
 
 def _primals(primals, what, integers: bool = False):
@@ -449,13 +481,15 @@ def _float_dtype(value):
     return dtype if dtype.kind == "f" else np.float64
 
 
-def jacobian(f, argnums=0, has_aux: bool = False):
+def jacobian(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """Reverse-mode Jacobian: ``out.shape + arg.shape`` for each differentiated argument.
 
     Outputs may be a tuple, list or dict of tensors (each gets its Jacobians) and arguments
     nested structures (each leaf gets its Jacobian, in the argument's structure); with a tuple
     ``argnums`` each output gets a tuple, one per argument, as in JAX.  With ``has_aux=True``,
-    ``f`` returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
+    ``f`` returns ``(output, aux)`` and the result is ``(jacobian, aux)``.  With ``holomorphic=True``
+    (JAX's) the arguments and outputs must be complex, and a holomorphic ``f`` gets its complex
+    derivatives ``d out_i / d z_j``.
 
     >>> import tensorlib as tl
     >>> tl.jacobian(lambda x: x * x)(tl.tensor([1.0, 3.0])).numpy().tolist()
@@ -463,16 +497,22 @@ def jacobian(f, argnums=0, has_aux: bool = False):
     >>> jac, aux = tl.jacobian(lambda x: (x * x, "aux"), has_aux=True)(tl.tensor([1.0, 3.0]))
     >>> jac.numpy().tolist(), aux
     ([[2.0, 0.0], [0.0, 6.0]], 'aux')
+    >>> tl.jacobian(lambda z: z**2, holomorphic=True)(tl.tensor([1j, 2.0 + 0j])).numpy().tolist()
+    [[2j, 0j], [0j, (4+0j)]]
     """
 
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
         args, sources, treedefs = _sources(args, argnums, "tl.jacobian")
+        if holomorphic:
+            _complex_sources(sources, "tl.jacobian")
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             tape.watch(sources)
             out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacobian")
         leaves, outs, out_def = _outputs(out, "tl.jacobian")
         _no_constants(leaves, outs, "tl.jacobian")
+        if holomorphic:
+            _complex_outputs(outs, "tl.jacobian")
         per_output = []
         for o in outs:
             jacs = _split(tape.jacobian(o, sources, unconnected_gradients="zero"), treedefs)
@@ -486,16 +526,20 @@ def jacobian(f, argnums=0, has_aux: bool = False):
 jacrev = jacobian  # JAX's and PyTorch's name for the reverse-mode Jacobian
 
 
-def jacfwd(f, argnums=0, has_aux: bool = False):
+def jacfwd(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """Forward-mode Jacobian (JAX's ``jacfwd``): one :func:`jvp` per element of the differentiated
     arguments, mapped by ``tl.vmap``; the same result, shapes and structure as :func:`jacobian` (which
     takes one backward pass per output element, mapped too).  It suits functions with fewer inputs than
     outputs.  A complex argument's element takes two jvps, along its real and its imaginary part, so that
-    non-holomorphic functions (``abs``, ``conj``) get reverse mode's column too (docs/complex.md).
+    non-holomorphic functions (``abs``, ``conj``) get reverse mode's column too (docs/complex.md); with
+    ``holomorphic=True`` (JAX's: complex arguments and outputs) it takes the one along the real part, the
+    complex derivative of a holomorphic ``f``.
 
     >>> import tensorlib as tl
     >>> tl.jacfwd(lambda x: tl.stack([x[0] * x[1], x[0] ** 2]))(tl.tensor([2.0, 3.0])).numpy().tolist()
     [[3.0, 2.0], [4.0, 0.0]]
+    >>> tl.jacfwd(lambda z: z**2, holomorphic=True)(tl.tensor([1j, 2.0 + 0j])).numpy().tolist()
+    [[2j, 0j], [0j, (4+0j)]]
     """
     from ..ops import creation
     from ..ops import math as math_ops
@@ -507,6 +551,8 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
     def jac_f(*args, **kwargs):
         args, sources, treedefs = _sources(args, argnums, "tl.jacfwd")
         nums = _argnums_tuple(argnums, len(args), "tl.jacfwd")
+        if holomorphic:
+            _complex_sources(sources, "tl.jacfwd")
 
         def of_sources(*leaves):
             full = list(args)
@@ -520,6 +566,8 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
         out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacfwd")
         leaves, outs, out_def = _outputs(out, "tl.jacfwd")
         _no_constants(leaves, outs, "tl.jacfwd")
+        if holomorphic:
+            _complex_outputs(outs, "tl.jacfwd")
         columns = []  # per source: per output leaf, its Jacobian
         for k, source in enumerate(sources):
 
@@ -531,14 +579,14 @@ def jacfwd(f, argnums=0, has_aux: bool = False):
             basis = shape_ops.reshape(
                 creation.eye(size, dtype=source.dtype, backend=source.backend), (size, *source.shape)
             )
-            if source.dtype.kind == "c":  # along the real and the imaginary part of each element
+            if source.dtype.kind == "c" and not holomorphic:  # along the real and the imaginary part of each element
                 basis = shape_ops.concat([basis, basis * 1j], axis=0)
             if size:
                 with _random_state_at(start):
                     stacked = vmap(tangent_out, randomness="same")(basis)
             else:
                 stacked = [creation.zeros((0, *o.shape), o.dtype) for o in outs]
-            if size and source.dtype.kind == "c":
+            if size and source.dtype.kind == "c" and not holomorphic:
                 stacked = [_reverse_convention(c[:size], c[size:]) for c in stacked]
             # (size, *out.shape) -> out.shape + source.shape
             columns.append(
@@ -569,31 +617,38 @@ def _reverse_convention(along_real, along_imag):
     return elementwise.real(along_real) - elementwise.real(along_imag) * 1j
 
 
-def hessian(f, argnums=0, has_aux: bool = False):
+def hessian(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Hessian: the Jacobian of the Jacobian (JAX's ``jacfwd(jacrev(f))``), of shape
     ``out.shape + arg.shape + arg.shape``; for a scalar ``f`` the Jacobian of its gradient
-    (``(hessian, aux)`` with ``has_aux``).  ``f``'s outputs must be real float tensors.
+    (``(hessian, aux)`` with ``has_aux``).  ``f``'s outputs must be real float tensors, or with
+    ``holomorphic=True`` (JAX's) complex ones of complex arguments: a holomorphic ``f``'s second
+    complex derivatives.
 
     >>> import tensorlib as tl
     >>> tl.hessian(lambda x: tl.sum(x ** 3))(tl.tensor([1.0, 2.0])).numpy().tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     >>> tl.hessian(lambda x: x[0] * x ** 2)(tl.tensor([1.0, 2.0])).shape
     (2, 2, 2)
+    >>> complex(tl.hessian(lambda z: z**3, holomorphic=True)(tl.tensor(1 + 2j)))  # 6 z
+    (6+12j)
     """
-    return jacobian(jacobian(_real_float_outputs(f, has_aux), argnums, has_aux), argnums, has_aux)
+    inner = jacobian(_float_outputs(f, has_aux, holomorphic), argnums, has_aux, holomorphic)
+    return jacobian(inner, argnums, has_aux, holomorphic)
 
 
-def _real_float_outputs(f, has_aux):
-    """``f``, refusing integer, bool and complex outputs (as ``tl.grad`` does): their Hessian is not defined."""
+def _float_outputs(f, has_aux, holomorphic):
+    """``f``, refusing integer, bool and complex outputs (as ``tl.grad`` does): their Hessian is not defined;
+    with ``holomorphic`` complex outputs are the ones it takes (``jacobian`` checks them)."""
 
     @functools.wraps(f)
     def checked(*args, **kwargs):
         result = f(*args, **kwargs)
         for leaf in tree.leaves(_split_aux(result, has_aux, "tl.hessian")[0]):
-            if isinstance(leaf, Tensor) and leaf.dtype.kind != "f":
+            if isinstance(leaf, Tensor) and leaf.dtype.kind != "f" and not holomorphic:
                 raise TypeError(
                     f"tl.hessian: f must return real float tensors, got dtype {leaf.dtype} (shape {tuple(leaf.shape)}); "
-                    "differentiate a float (tl.real(out) or tl.abs(out) of a complex one)"
+                    "differentiate a float (tl.real(out) or tl.abs(out) of a complex one), or pass holomorphic=True "
+                    "for a holomorphic f"
                 )
         return result
 

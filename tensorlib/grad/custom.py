@@ -74,9 +74,11 @@ def _call_grad_fn(node, out_grads) -> list:
         result, var_grads = fn(*out_grads), []
     result = list(result) if isinstance(result, (list, tuple)) else [result]
     if len(result) != n:
+        # Count the user's: the refusals that stand for the closed-over tensors (the last inputs) are not theirs.
+        closures = sum(1 for g in result if g.__class__ is Refused)
         raise ValueError(
-            f"custom_gradient: grad_fn returned {len(result)} gradients for {n} tensor inputs "
-            f"({_described(node.inputs[:n])}); grad_fn defined at {rule_site(fn)}"
+            f"custom_gradient: grad_fn returned {len(result) - closures} gradients for {n - closures} tensor inputs "
+            f"({_described(node.inputs[: n - closures])}); grad_fn defined at {rule_site(fn)}"
         )
     return result + var_grads
 

@@ -25,6 +25,7 @@ return v3
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import threading
@@ -35,7 +36,7 @@ import numpy as np
 from .. import dispatch
 from .. import dtypes as _dtypes
 from .. import tree
-from ..tensor import Tensor, Variable, make
+from ..tensor import Tensor, Variable, make, scopes
 from .ir import ASSIGN, Graph, _nbytes
 from .passes import optimized
 
@@ -377,7 +378,8 @@ class Executable:
         views = {} if self.fixups is None else None  # the first run records which results are views
         for k, step in enumerate(self.steps):
             try:
-                self._interpret_step(k, step, env, targets, observers, fixups, views, feeds)
+                with _in_scope(step.node) if observers else _NO_SCOPE:
+                    self._interpret_step(k, step, env, targets, observers, fixups, views, feeds)
             except Exception as e:
                 self._note(e, step.node)
                 raise
@@ -418,18 +420,7 @@ class Executable:
         if observers:
             inputs = tuple(make(a, t.backend, a.shape, t.dtype) for a, t in zip(args, node.inputs))
             outputs = tuple(make(r, o.backend, r.shape, o.dtype) for r, o in zip(raws, node.outputs))
-            for obs in observers:
-                obs.on_op(
-                    node.op,
-                    inputs,
-                    outputs if step.multi else outputs[0],
-                    node.attrs,
-                    seconds,
-                    step.kernel,
-                    backend,
-                    mode="graph",
-                    phase=node.phase,
-                )
+            _tell(observers, node, inputs, outputs, step.multi, seconds, step.kernel, backend)
 
     def _note(self, error, node):
         if hasattr(error, "add_note"):
@@ -442,6 +433,7 @@ class Executable:
 
 
 _GENERAL, _ASSIGN, _POOLED, _POOLED_MULTI = 3, 4, 5, 6
+_NO_SCOPE = contextlib.nullcontext()
 
 # Results at least this big are written into pooled buffers (when their op has an out_kernel): below
 # it malloc recycles freed blocks without touching new pages, and the pooled call's extra keyword
@@ -528,33 +520,53 @@ def _reporting(kernel, node, multi, fixes, observers, pool):
     backend = node.outputs[0].backend
 
     def run(*args, **kwargs):
-        start = time.perf_counter()
-        result = kernel(*args, **kwargs)
-        backend.synchronize()
-        seconds = time.perf_counter() - start
-        results = result if multi else (result,)
-        if fixes is not None:
-            results = [dispatch.fit_result(r, *fix) for r, fix in zip(results, fixes)]
-        # Observers get new views of pooled memory: one they keep counts as a reference to the
-        # buffer, so the next run's step allocates instead of overwriting it.
-        shown = [r.view() if pool and _owner(r) in pool else r for r in (*args, *results)]
-        values = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(shown, (*node.inputs, *node.outputs))]
-        inputs, outputs = tuple(values[: len(args)]), tuple(values[len(args) :])
-        for obs in observers:
-            obs.on_op(
-                node.op,
-                inputs,
-                outputs if multi else outputs[0],
-                node.attrs,
-                seconds,
-                kernel,
-                backend,
-                mode="graph",
-                phase=node.phase,
-            )
+        with _in_scope(node):
+            start = time.perf_counter()
+            result = kernel(*args, **kwargs)
+            backend.synchronize()
+            seconds = time.perf_counter() - start
+            results = result if multi else (result,)
+            if fixes is not None:
+                results = [dispatch.fit_result(r, *fix) for r, fix in zip(results, fixes)]
+            # Observers get new views of pooled memory: one they keep counts as a reference to the
+            # buffer, so the next run's step allocates instead of overwriting it.
+            shown = [r.view() if pool and _owner(r) in pool else r for r in (*args, *results)]
+            values = [make(r, t.backend, r.shape, t.dtype) for r, t in zip(shown, (*node.inputs, *node.outputs))]
+            _tell(observers, node, values[: len(args)], values[len(args) :], multi, seconds, kernel, backend)
         return result
 
     return run
+
+
+@contextlib.contextmanager
+def _in_scope(node):
+    """The block runs inside the ``tl.profiler.annotate`` blocks ``node`` was traced in, nested in the current
+    ones: observers see its run there, as they would see its op eagerly, and a control-flow node's subgraph
+    steps (whose scopes are relative to the node) inside it."""
+    if not node.scope:
+        yield
+        return
+    token = scopes.set(scopes.get() + node.scope)
+    try:
+        yield
+    finally:
+        scopes.reset(token)
+
+
+def _tell(observers, node, inputs, outputs, multi, seconds, kernel, backend):
+    """Report a run of ``node`` to ``observers`` (called inside :func:`_in_scope`)."""
+    for obs in observers:
+        obs.on_op(
+            node.op,
+            tuple(inputs),
+            tuple(outputs) if multi else outputs[0],
+            node.attrs,
+            seconds,
+            kernel,
+            backend,
+            mode="graph",
+            phase=node.phase,
+        )
 
 
 def _run_general(env, kernel, ins, out, attrs, fixes):
@@ -594,6 +606,19 @@ def run(graph: Graph, leaves, sources=None):
     """Run ``graph`` on its tensor arguments ``leaves`` (Tensors or arrays, in ``graph.inputs`` order)."""
     if sources is None:
         sources = [c.source for c in graph.captures]
+    assigned = _assigned_captures(graph)
+    if assigned and not dispatch.modes:
+        # The run reads the Variables it assigns (fed at the start) and writes them at its end: under their
+        # locks, so that the same graph (or an eager assign_add) running in another thread loses no update.
+        held = dispatch.hold_variables([sources[i] for i in assigned])
+        try:
+            return _run(graph, leaves, sources)
+        finally:
+            dispatch.release_variables(held)
+    return _run(graph, leaves, sources)
+
+
+def _run(graph: Graph, leaves, sources):
     if dispatch.modes or (dispatch.tapes and _recorded(graph, leaves, sources)):
         # A custom gradient's grad_fn reads the tensors of the graph as traced, not of its optimized copy.
         flat = replay(graph if _has_custom_gradient(graph) else optimized(graph, keep_gradients=True), leaves, sources)
@@ -670,6 +695,17 @@ def _recorded(graph, leaves, sources) -> bool:
     return False
 
 
+def _assigned_captures(graph: Graph) -> tuple:
+    """The positions of the captures ``graph`` assigns: looked up once per graph (a traced graph does not change)."""
+    found = graph.__dict__.get("_assigned_captures")
+    if found is None:
+        index = {c.tensor._id: i for i, c in enumerate(graph.captures)}
+        found = graph._assigned_captures = tuple(
+            sorted({index[node.inputs[0]._id] for node in graph.nodes if node.op is ASSIGN})
+        )
+    return found
+
+
 def _has_custom_gradient(graph: Graph) -> bool:
     """Whether ``graph`` holds a CustomGradient node: looked up once per graph (a traced graph does not change)."""
     found = graph.__dict__.get("_has_custom_gradient")
@@ -711,7 +747,8 @@ def replay(graph: Graph, leaves, sources):
         attrs = node.attrs
         if node.op.name == "CustomGradient":
             attrs = dict(attrs, grad_fn=_reading(attrs["grad_fn"], env))
-        outs = dispatch.apply(node.op, args, attrs)
+        with _in_scope(node):  # profiles and an outer trace see the annotate blocks it was traced in
+            outs = dispatch.apply(node.op, args, attrs)
         env.update(zip((o._id for o in node.outputs), outs if isinstance(outs, tuple) else (outs,)))
     return [
         x if isinstance(x, Tensor) else dispatch.to_tensor(x, t.backend, t.dtype)
@@ -740,8 +777,70 @@ def runner(graph: Graph) -> Executable:
     return exe
 
 
+def _structured(graph: Graph, args, kwargs) -> tuple:
+    """``(flat arguments, captures)`` of a call ``graph(*args, **kwargs)`` made as the traced function was called
+    (nested arguments, keywords; see ``Graph.signature``).  A call of the flat tensors alone is flat, as before."""
+    names, treedef = graph.signature
+    positional, by_name = treedef.children
+    parameters = set(names) | set(by_name.meta)
+    call_kwargs = {k: v for k, v in kwargs.items() if k in parameters}
+    captures = {k: v for k, v in kwargs.items() if k not in parameters}
+    flat = not by_name.meta and all(c.kind == "leaf" for c in positional.children)
+    if not call_kwargs and (flat or len(args) == len(graph.inputs) and all(_flat_input(a) for a in args)):
+        return args, captures  # the flat inputs, as before (checked as before)
+    args = list(args)
+    while len(args) < len(names) and names[len(args)] in call_kwargs:  # a positional parameter by name
+        args.append(call_kwargs.pop(names[len(args)]))
+    leaves = []
+    where = f"graph {graph.name!r}"
+    if len(args) != len(names) or set(call_kwargs) != set(by_name.meta):
+        given = [*names[: len(args)], *sorted(call_kwargs)]
+        wanted = [*names, *by_name.meta]
+        raise TypeError(f"{where}: takes the arguments ({', '.join(wanted)}), as traced; got ({', '.join(given)})")
+    for name, part, value in zip(names, positional.children, args):
+        _match(part, value, name, leaves, where)
+    for name, part in zip(by_name.meta, by_name.children):
+        _match(part, call_kwargs[name], name, leaves, where)
+    return leaves, captures
+
+
+def _flat_input(value) -> bool:
+    return hasattr(value, "shape") or value.__class__ in (int, float, bool)
+
+
+def _match(treedef, value, path: str, leaves: list, where: str) -> None:
+    """Append ``value``'s leaves where ``treedef`` has its inputs; its constants must be the values traced."""
+    kind = treedef.kind
+    if kind == "leaf":
+        leaves.append(value)
+        return
+    if kind in ("none", "constant"):
+        expected = treedef.meta if kind == "constant" else None
+        if value.__class__ is not expected.__class__ or value != expected:
+            raise ValueError(f"{where}: {path} is {value!r:.60}; the graph was traced for {expected!r:.60}")
+        return
+    children = treedef.children
+    if kind == "dict":
+        if not isinstance(value, dict) or set(value) != set(treedef.meta):
+            raise TypeError(f"{where}: {path} must be a dict with keys {list(treedef.meta)}, got {value!r:.60}")
+        for key, child in zip(treedef.meta, children):
+            _match(child, value[key], f"{path}[{key!r}]", leaves, where)
+        return
+    if kind == "namedtuple":
+        fits = isinstance(value, tuple) and getattr(type(value), "_fields", None) == treedef.meta._fields
+    else:
+        fits = kind in ("tuple", "list") and isinstance(value, (tuple, list))
+    if not fits or len(value) != len(children):
+        raise TypeError(f"{where}: {path} must be a {kind} of {len(children)} items, got {value!r:.60}")
+    for i, (child, item) in enumerate(zip(children, value)):
+        _match(child, item, f"{path}[{i}]", leaves, where)
+
+
 def call_graph(graph: Graph, *args, **captures):
-    """``graph(*args, **captures)``: check the arguments against the placeholders, then run."""
+    """``graph(*args, **captures)``: check the arguments against the placeholders, then run.  A traced graph (also
+    a loaded one) takes its function's arguments as the function did: nested, and by keyword."""
+    if graph.signature is not None:
+        args, captures = _structured(graph, args, captures)
     if len(args) != len(graph.inputs):
         names = ", ".join(graph.input_names) or "none"
         raise TypeError(f"graph {graph.name!r}: takes {len(graph.inputs)} tensor arguments ({names}), got {len(args)}")

@@ -23,7 +23,7 @@ import linecache
 import numpy as np
 
 from ..ops.registry import OpDef, _ops
-from ..tensor import Node, current_phase, make_symbolic
+from ..tensor import Node, current_phase, make_symbolic, scopes
 
 # A constant larger than this is captured by reference instead (DESIGN §2, the seeds' 10 s first call).
 CONSTANT_BYTES = 1024
@@ -101,6 +101,10 @@ class Graph:
         # How outputs nest: a tensorlib.tree.TreeDef whose leaves are ``outputs`` in order (Python
         # constants the function returned sit in it as constants).
         self.structure = None
+        # How the traced function took its inputs, for ``graph(...)`` to take them alike: ``(parameter names
+        # of the positional arguments, TreeDef of (args, kwargs))``, whose leaves are ``inputs`` in order (the
+        # other values it was traced with sit in it as constants); None: flat positional inputs only.
+        self.signature = None
 
     # ------------------------------------------------------------ building
     def add_input(self, shape, dtype, name: str):
@@ -123,14 +127,17 @@ class Graph:
         self.constants[t._id] = (t, raw)
         return t
 
-    def add_node(self, op, inputs, attrs, specs=None, site=None, phase=None) -> tuple:
+    def add_node(self, op, inputs, attrs, specs=None, site=None, phase=None, scope=None) -> tuple:
         """Append ``op(*inputs, **attrs)``; returns its outputs as a tuple (the shape rule runs if no specs).
 
-        ``phase`` defaults to the current one (``"gradient"`` inside the reverse-mode engine).
+        ``phase`` defaults to the current one (``"gradient"`` inside the reverse-mode engine), ``scope`` to the
+        enclosing ``tl.profiler.annotate`` blocks' names.
         """
         if specs is None:
             specs = op.infer(*inputs, **attrs)
-        node = Node(op, tuple(inputs), (), attrs, site, phase or current_phase())
+        node = Node(
+            op, tuple(inputs), (), attrs, site, phase or current_phase(), scopes.get() if scope is None else scope
+        )
         many = specs if isinstance(specs, tuple) else (specs,)
         backend = inputs[0].backend if inputs else self.backend
         node.outputs = tuple(make_symbolic(s.shape, s.dtype, backend, node, i) for i, s in enumerate(many))
@@ -142,6 +149,7 @@ class Graph:
         g = Graph(self.name, self.backend)
         g.inputs, g.input_names = list(self.inputs), list(self.input_names)
         g.captures, g.constants, g.structure = list(self.captures), dict(self.constants), self.structure
+        g.signature = self.signature
         return g
 
     def constant_value(self, t):
@@ -215,7 +223,8 @@ class Graph:
             attrs = "".join(f" {k}={_attr_text(v)}" for k, v in node.attrs.items())
             types = ", ".join(_type_str(o) for o in node.outputs)
             lhs = f"{outs} = " if outs else ""
-            lines.append(f"  {lhs}{node.op_type}({ins}){attrs}" + (f" : {types}" if types else ""))
+            scope = f"  # scope {'/'.join(node.scope)}" if node.scope else ""
+            lines.append(f"  {lhs}{node.op_type}({ins}){attrs}" + (f" : {types}" if types else "") + scope)
             for k, v in node.attrs.items():
                 if isinstance(v, Graph):  # control flow: the subgraph, nested under its node
                     sub = str(v).splitlines()

@@ -97,7 +97,7 @@ def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
     for node in graph.nodes:
         ins = tuple(env.get(t._id, t) for t in node.inputs)
         if node.op is ASSIGN:
-            new.add_node(ASSIGN, ins, {}, (), node.site, node.phase)
+            new.add_node(ASSIGN, ins, {}, (), node.site, node.phase, node.scope)
             continue
         outs = _no_op(new, node, ins, keep_gradients)
         if outs is None:
@@ -107,7 +107,7 @@ def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
             if outs is None:
                 outs = None if stateful else _fold(new, node, ins, constants)
                 if outs is None:
-                    outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
+                    outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase, scope=node.scope)
                 if key is not None:
                     seen[key] = outs
         for old, out in zip(node.outputs, outs):
@@ -236,6 +236,7 @@ def _no_op(new: Graph, node, ins, keep_gradients):
                     {"value": not keep, "dtype": out.dtype},
                     site=node.site,
                     phase=node.phase,
+                    scope=node.scope,
                 )
     if kind == "Select":
         for value, chosen in ((True, ins[1]), (False, ins[2])):
@@ -251,7 +252,9 @@ def _no_op(new: Graph, node, ins, keep_gradients):
             return (ins[0],)
         inner = ins[0]._node
         if kind == "Reshape" and inner is not None and inner.op.name == "Reshape" and ins[0] is inner.outputs[0]:
-            return new.add_node(node.op, (inner.inputs[0],), node.attrs, site=node.site, phase=node.phase)
+            return new.add_node(
+                node.op, (inner.inputs[0],), node.attrs, site=node.site, phase=node.phase, scope=node.scope
+            )
     if kind == "Transpose":
         perm = tuple(node.attrs["perm"])
         inner = ins[0]._node
@@ -263,7 +266,7 @@ def _no_op(new: Graph, node, ins, keep_gradients):
         if perm == tuple(range(len(perm))):
             return (source,)
         if source is not ins[0]:
-            return new.add_node(node.op, (source,), {"perm": perm}, site=node.site, phase=node.phase)
+            return new.add_node(node.op, (source,), {"perm": perm}, site=node.site, phase=node.phase, scope=node.scope)
     return None
 
 
@@ -300,9 +303,9 @@ def fuse_conv_avgpool(graph: Graph) -> Graph:
         def build(new, value):
             x, w = map(value, conv.inputs)
             kh, kw = pool.attrs["ksize"]
-            box = _box_filter(new, w, kh, kw, pool.phase)
+            box = _box_filter(new, w, kh, kw, pool)
             attrs = {**conv.attrs, "strides": tuple(pool.attrs["strides"])}
-            return new.add_node(conv.op, (x, box), attrs, site=pool.site, phase=pool.phase)
+            return new.add_node(conv.op, (x, box), attrs, site=pool.site, phase=pool.phase, scope=pool.scope)
 
         return build
 
@@ -337,7 +340,9 @@ def _rebuild(graph: Graph, dropped: set, rewrites: dict) -> Graph:
             continue
         build = rewrites.get(id(node))
         if build is None:
-            outs = new.add_node(node.op, tuple(map(value, node.inputs)), node.attrs, site=node.site, phase=node.phase)
+            outs = new.add_node(
+                node.op, tuple(map(value, node.inputs)), node.attrs, site=node.site, phase=node.phase, scope=node.scope
+            )
         else:
             outs = build(new, value)
         for old, out in zip(node.outputs, outs):
@@ -361,19 +366,17 @@ def _fusable(conv_attrs, pool_attrs) -> bool:
     )
 
 
-def _box_filter(g: Graph, w, kh: int, kw: int, phase=None):
-    """``w`` (HWIO) fully convolved with a kh x kw box, over kh*kw: pad, add shifted slices, scale."""
+def _box_filter(g: Graph, w, kh: int, kw: int, like):
+    """``w`` (HWIO) fully convolved with a kh x kw box, over kh*kw: pad, add shifted slices, scale (nodes in the
+    phase and scope of the node ``like``)."""
     fh, fw = w.shape[0] + kh - 1, w.shape[1] + kw - 1
     pads = ((kh - 1, kh - 1), (kw - 1, kw - 1), (0, 0), (0, 0))
-    padded = g.add_node(_registry.get("PadV2"), (w,), {"paddings": pads, "constant_values": 0}, phase=phase)[0]
-    total = None
-    for p in range(kh):
-        for q in range(kw):
-            index = (slice(kh - 1 - p, kh - 1 - p + fh), slice(kw - 1 - q, kw - 1 - q + fw), slice(None), slice(None))
-            part = g.add_node(_registry.get("StridedSlice"), (padded,), {"index": index}, phase=phase)[0]
-            total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {}, phase=phase)[0]
+    padded = g.add_node(
+        _registry.get("PadV2"), (w,), {"paddings": pads, "constant_values": 0}, phase=like.phase, scope=like.scope
+    )[0]
+    total = _sum_of_windows(g, padded, [(kh - 1 - p, kw - 1 - q) for p in range(kh) for q in range(kw)], fh, fw, like)
     scale = g.add_constant(w.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=w.dtype)), backend=w.backend)
-    return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=phase)[0]
+    return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=like.phase, scope=like.scope)[0]
 
 
 # ---------------------------------------------------------------- its gradient: AvgPoolGrad into the conv backprops
@@ -413,7 +416,7 @@ def fuse_avgpool_grad_conv_backprop(graph: Graph) -> Graph:
         ins = tuple(env.get(t._id, t) for t in node.inputs)
         pool = pools.get(node.inputs[1]._id) if len(node.inputs) == 2 else None
         if pool is None:
-            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase)
+            outs = new.add_node(node.op, ins, node.attrs, site=node.site, phase=node.phase, scope=node.scope)
         else:
             kh, kw = pool.attrs["ksize"]
             grad = env.get(pool.inputs[0]._id, pool.inputs[0])
@@ -421,16 +424,19 @@ def fuse_avgpool_grad_conv_backprop(graph: Graph) -> Graph:
             if node.op.name == "Conv2DBackpropInput":
                 outs = new.add_node(
                     node.op,
-                    (_box_filter(new, ins[0], kh, kw, node.phase), grad),
+                    (_box_filter(new, ins[0], kh, kw, node), grad),
                     attrs,
                     site=node.site,
                     phase=node.phase,
+                    scope=node.scope,
                 )
             else:
                 fh, fw, c_in, c_out = node.attrs["filter_shape"]
                 attrs["filter_shape"] = (fh + kh - 1, fw + kw - 1, c_in, c_out)
-                wide = new.add_node(node.op, (ins[0], grad), attrs, site=node.site, phase=node.phase)[0]
-                outs = (_box_correlate(new, wide, fh, fw, kh, kw, node.phase),)
+                wide = new.add_node(node.op, (ins[0], grad), attrs, site=node.site, phase=node.phase, scope=node.scope)[
+                    0
+                ]
+                outs = (_box_correlate(new, wide, fh, fw, kh, kw, node),)
         for old, out in zip(node.outputs, outs):
             env[old._id] = out
     new.outputs = [env.get(t._id, t) for t in graph.outputs]
@@ -441,16 +447,27 @@ def _static_filter(node) -> tuple:
     return tuple(node.attrs["filter_shape"]) if node.op.name == "Conv2DBackpropFilter" else tuple(node.inputs[0].shape)
 
 
-def _box_correlate(g: Graph, wide, fh: int, fw: int, kh: int, kw: int, phase=None):
-    """``sum over p<kh, q<kw of wide[p:p+fh, q:q+fw]`` over kh*kw: the transpose of :func:`_box_filter`."""
+def _sum_of_windows(g: Graph, source, corners, fh: int, fw: int, like):
+    """The sum of ``source``'s fh x fw windows (its first two axes) at ``corners``, in ``like``'s phase and scope."""
     total = None
-    for p in range(kh):
-        for q in range(kw):
-            index = (slice(p, p + fh), slice(q, q + fw), slice(None), slice(None))
-            part = g.add_node(_registry.get("StridedSlice"), (wide,), {"index": index}, phase=phase)[0]
-            total = part if total is None else g.add_node(_registry.get("Add"), (total, part), {}, phase=phase)[0]
+    for p, q in corners:
+        index = (slice(p, p + fh), slice(q, q + fw), slice(None), slice(None))
+        part = g.add_node(
+            _registry.get("StridedSlice"), (source,), {"index": index}, phase=like.phase, scope=like.scope
+        )
+        total = (
+            part[0]
+            if total is None
+            else g.add_node(_registry.get("Add"), (total, part[0]), {}, phase=like.phase, scope=like.scope)[0]
+        )
+    return total
+
+
+def _box_correlate(g: Graph, wide, fh: int, fw: int, kh: int, kw: int, like):
+    """``sum over p<kh, q<kw of wide[p:p+fh, q:q+fw]`` over kh*kw: the transpose of :func:`_box_filter`."""
+    total = _sum_of_windows(g, wide, [(p, q) for p in range(kh) for q in range(kw)], fh, fw, like)
     scale = g.add_constant(wide.backend.asarray(np.asarray(1.0 / (kh * kw), dtype=wide.dtype)))
-    return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=phase)[0]
+    return g.add_node(_registry.get("Mul"), (total, scale), {}, phase=like.phase, scope=like.scope)[0]
 
 
 # ---------------------------------------------------------------- bias add + activation
@@ -487,7 +504,9 @@ def fuse_add_activation(graph: Graph) -> Graph:
     def add_activation(node, add, activation):
         def build(new, value):
             ins = tuple(map(value, add.inputs))
-            return new.add_node(fused, ins, {"activation": activation}, site=node.site, phase=node.phase)
+            return new.add_node(
+                fused, ins, {"activation": activation}, site=node.site, phase=node.phase, scope=node.scope
+            )
 
         return build
 
@@ -529,8 +548,8 @@ def move_relu_grad_before_max_pool_grad(graph: Graph) -> Graph:
     def masked_first(node, pool):
         def build(new, value):
             h, p, g = map(value, pool.inputs)
-            masked = new.add_node(relu_grad, (g, p), {}, site=node.site, phase=node.phase)[0]
-            return new.add_node(pool.op, (h, p, masked), pool.attrs, site=pool.site, phase=pool.phase)
+            masked = new.add_node(relu_grad, (g, p), {}, site=node.site, phase=node.phase, scope=node.scope)[0]
+            return new.add_node(pool.op, (h, p, masked), pool.attrs, site=pool.site, phase=pool.phase, scope=pool.scope)
 
         return build
 
@@ -576,7 +595,7 @@ def fuse_conv_add_activation(graph: Graph) -> Graph:
         def build(new, value):
             ins = tuple(map(value, (*conv.inputs, bias)))
             attrs = {**conv.attrs, "activation": node.attrs["activation"]}
-            return new.add_node(fused, ins, attrs, site=node.site, phase=node.phase)
+            return new.add_node(fused, ins, attrs, site=node.site, phase=node.phase, scope=node.scope)
 
         return build
 
@@ -613,7 +632,7 @@ def fuse_conv_add_activation_max_pool(graph: Graph) -> Graph:
         def build(new, value):
             attrs = {**conv.attrs, **{f"pool_{k}": pool.attrs[k] for k in ("ksize", "strides", "padding")}}
             h, pooled[id(pool)] = new.add_node(
-                fused, tuple(map(value, conv.inputs)), attrs, site=conv.site, phase=conv.phase
+                fused, tuple(map(value, conv.inputs)), attrs, site=conv.site, phase=conv.phase, scope=conv.scope
             )
             return (h,)
 
@@ -689,12 +708,19 @@ def fuse_conv_backprop_bias(graph: Graph) -> Graph:
         fusion = fusions.get(id(node))
         if fusion is not None:
             op, ins, attrs, outs, filt = fusion
-            values = new.add_node(op, tuple(env.get(t._id, t) for t in ins), attrs, site=filt.site, phase=filt.phase)
+            values = new.add_node(
+                op, tuple(env.get(t._id, t) for t in ins), attrs, site=filt.site, phase=filt.phase, scope=filt.scope
+            )
             for old, value in zip(outs, values):
                 env[old.outputs[0]._id] = value
         elif id(node) not in replaced:
             values = new.add_node(
-                node.op, tuple(env.get(t._id, t) for t in node.inputs), node.attrs, site=node.site, phase=node.phase
+                node.op,
+                tuple(env.get(t._id, t) for t in node.inputs),
+                node.attrs,
+                site=node.site,
+                phase=node.phase,
+                scope=node.scope,
             )
             for old, value in zip(node.outputs, values):
                 env[old._id] = value
@@ -794,7 +820,7 @@ def fuse_phase_pool(graph: Graph) -> Graph:
         def build(new, value):
             attrs = {"padding": conv.attrs["padding"], "activation": conv.attrs["activation"], "pool": pool}
             made[id(conv)] = new.add_node(
-                phase_pool, tuple(map(value, conv.inputs)), attrs, site=conv.site, phase=conv.phase
+                phase_pool, tuple(map(value, conv.inputs)), attrs, site=conv.site, phase=conv.phase, scope=conv.scope
             )
             return (None,)  # h itself is read by no node that is kept
 
@@ -804,7 +830,12 @@ def fuse_phase_pool(graph: Graph) -> Graph:
         def build(new, value):
             h, pooled = made[id(conv)]
             return new.add_node(
-                phases_grad, (h, pooled, value(grad.inputs[2])), {"pool": pool}, site=grad.site, phase=grad.phase
+                phases_grad,
+                (h, pooled, value(grad.inputs[2])),
+                {"pool": pool},
+                site=grad.site,
+                phase=grad.phase,
+                scope=grad.scope,
             )
 
         return build
@@ -812,7 +843,9 @@ def fuse_phase_pool(graph: Graph) -> Graph:
     def phase_filter(filt, pool):
         def build(new, value):
             attrs = {"filter_shape": filt.attrs["filter_shape"], "padding": filt.attrs["padding"], "pool": pool}
-            return new.add_node(filter_phases, tuple(map(value, filt.inputs)), attrs, site=filt.site, phase=filt.phase)
+            return new.add_node(
+                filter_phases, tuple(map(value, filt.inputs)), attrs, site=filt.site, phase=filt.phase, scope=filt.scope
+            )
 
         return build
 

@@ -162,6 +162,7 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
                 "attrs": attrs,
                 "outputs": [{"id": ids[o._id], **_spec(o)} for o in node.outputs],
                 "site": node.site,
+                **({"scope": list(node.scope)} if node.scope else {}),
             }
         )
     return {
@@ -173,6 +174,7 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
         "nodes": nodes,
         "outputs": [ids[t._id] for t in graph.outputs],
         "structure": _encode_structure(graph.structure),
+        **_encode_signature(graph.signature),
     }
 
 
@@ -217,6 +219,18 @@ def encode(value, where: str = "attribute"):
             "holding Python functions (such as tl.custom_gradient's grad_fn) cannot be saved"
         )
     raise ValueError(f"{where} has a value of type {type(value).__name__} that a graph file cannot hold")
+
+
+def _encode_signature(signature) -> dict:
+    """``{"signature": ...}`` for ``Graph.signature`` (the parameter names and the inputs' structure), or nothing
+    where the function took what a file cannot hold (a registered tl.tree node): the graph then takes flat inputs."""
+    if signature is None:
+        return {}
+    names, treedef = signature
+    try:
+        return {"signature": {"names": list(names), "structure": _encode_structure(treedef)}}
+    except ValueError:
+        return {}
 
 
 def _encode_structure(treedef: tree.TreeDef, counter=None):
@@ -453,16 +467,20 @@ def _build(doc, arrays, backend) -> Graph:
             for name, v in _get(entry, "attrs", dict).items()
         }
         site = entry.get("site") if isinstance(entry.get("site"), str) else None
+        scope = entry.get("scope", [])
+        if not isinstance(scope, list) or not all(isinstance(name, str) for name in scope):
+            raise GraphFormatError(f"node {k} ({op_type}): scope must be a list of strings, got {scope!r:.60}")
+        scope = tuple(scope)
         if op is ASSIGN:
             if len(ins) != 2 or not any(ins[0] is c.tensor and c.kind in ("variable", "feed") for c in graph.captures):
                 raise GraphFormatError(f"node {k} (AssignVariable) must assign a Variable capture")
-            outs = graph.add_node(ASSIGN, ins, {}, (), site)
+            outs = graph.add_node(ASSIGN, ins, {}, (), site, scope=scope)
         else:
             try:
                 bound = op.bind_attrs(attrs) if attrs else dict(op.defaults)
                 _check_attribute_kinds(op, bound)
                 _check_subgraphs(op_type, ins, bound)
-                outs = graph.add_node(op, ins, bound, site=site)
+                outs = graph.add_node(op, ins, bound, site=site, scope=scope)
             except (ValueError, TypeError, IndexError, AttributeError) as e:
                 raise GraphFormatError(f"node {k} ({op_type}) does not fit its inputs: {e}") from None
         recorded = _get(entry, "outputs", list)
@@ -487,21 +505,79 @@ def _build(doc, arrays, backend) -> Graph:
         raise GraphFormatError(
             f"the output structure {graph.structure!r} holds {counter[0]} tensors for {len(graph.outputs)} outputs"
         )
+    if "signature" in doc:
+        graph.signature = _decode_signature(doc["signature"], len(graph.inputs))
     return graph
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, complex, np.number, np.bool_))
+
+
+def _is_int_tuple(value) -> bool:
+    return isinstance(value, tuple) and all(_is_int(v) for v in value)
+
+
+def _is_number_tree(value) -> bool:
+    return _is_number(value) or isinstance(value, tuple) and len(value) > 0 and all(_is_number_tree(v) for v in value)
+
+
+# What an attribute whose default is None holds, by its name, as the op wrappers pass it (besides None); the
+# control-flow ones by _check_subgraphs.  tests/test_graphleft.py checks every registered op's
+# None-default attributes are named here.
+NONE_DEFAULT_KINDS = {
+    "axis": (_is_int_tuple, "an int or a tuple of ints"),
+    "seed": (_is_int, "an int"),
+    "fill_value": (_is_int, "an int"),
+    "length": (_is_int, "an int"),
+    "rcond": (_is_number, "a number"),
+    "posinf": (_is_number, "a number"),
+    "neginf": (_is_number, "a number"),
+    "dtype": (lambda v: isinstance(v, np.dtype), "a dtype"),
+    "rule": (lambda v: isinstance(v, str), "a str"),
+    "noise_shape": (_is_int_tuple, "a tuple of ints"),
+}
+# The attributes _check_subgraphs checks (the control-flow nodes' subgraphs and loop bound).
+SUBGRAPH_ATTRIBUTES = frozenset(("true_graph", "false_graph", "cond_graph", "body_graph", "body", "maximum_iterations"))
 
 
 def _check_attribute_kinds(op, attrs) -> None:
     """An attribute holds the kind of value its default has, as the op wrappers pass it: a bool flag
-    (``keepdims``, ``reverse``) a bool or 0/1 (``tl.scan(..., reverse=1)`` saves 1), a number (``axis``,
-    ``on_value``) never a string, dtype, slice or dict.  Shape rules read flags by truthiness and skip
-    value attributes, so a file breaking this would load and fail in a kernel when the graph runs."""
+    (``keepdims``, ``reverse``) a bool or 0/1 (``tl.scan(..., reverse=1)`` saves 1), a number (``alpha``,
+    ``on_value``) a number (``constant_values`` also a tuple of them, per axis; an int also None, a size unknown
+    when traced), a string a string (``padding``
+    also explicit pairs), a tuple a tuple, a dtype a dtype, and one whose default is None what
+    :data:`NONE_DEFAULT_KINDS` says (``axis``: None, an int or a tuple of ints).  Shape rules read flags by
+    truthiness and skip value attributes, so a file breaking this would load and fail in a kernel when the
+    graph runs (a list ``axis`` did: TypeError from the Sum kernel)."""
     for name, default in op.defaults.items():
         value = attrs[name]
         if type(default) is bool:
             if not (isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1))):
                 raise ValueError(f"attribute {name} is {value!r:.80}, not a bool")
-        elif type(default) in (int, float) and isinstance(value, (str, np.dtype, slice, dict, type(Ellipsis))):
-            raise ValueError(f"attribute {name} is {value!r:.80}, not a number")
+        elif isinstance(default, (int, float, complex)):
+            # An int may be a size that is unknown when traced (tl.scan's length over a None dimension).
+            if not (_is_number(value) or name == "constant_values" and _is_number_tree(value)) and (
+                value is not None or type(default) is not int
+            ):
+                raise ValueError(f"attribute {name} is {value!r:.80}, not a number")
+        elif isinstance(default, (str, tuple, list, np.dtype)):
+            kinds = next(k for k in (str, tuple, list, np.dtype) if isinstance(default, k))
+            if not isinstance(value, (str, tuple) if kinds is str else kinds):
+                raise ValueError(f"attribute {name} is {value!r:.80}, not a {kinds.__name__}")
+        elif default is None and value is not None and name not in SUBGRAPH_ATTRIBUTES:
+            test, text = NONE_DEFAULT_KINDS.get(name, (None, "a value its op takes"))
+            if (
+                test is None
+                and isinstance(value, (list, dict, slice, type(Ellipsis)))
+                or test
+                and not (test(value) or name == "axis" and _is_int(value))
+            ):
+                raise ValueError(f"attribute {name} is {value!r:.80}, not None or {text}")
 
 
 def _check_subgraphs(op_type, ins, attrs) -> None:
@@ -580,6 +656,26 @@ def decode(value):
     if tag == "$scalar" and isinstance(body, list) and len(body) == 2 and isinstance(body[0], str):
         return _dtypes.as_dtype(body[0]).type(decode(body[1]))
     raise GraphFormatError(f"unknown attribute encoding {tag!r}")
+
+
+def _decode_signature(doc, n_inputs: int) -> tuple:
+    """The inverse of :func:`_encode_signature`: ``(parameter names, TreeDef of (args, kwargs))``."""
+    names = doc.get("names") if isinstance(doc, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise GraphFormatError(f"bad signature {doc!r:.80}")
+    counter = [0]
+    treedef = _decode_structure(doc.get("structure"), counter)
+    parts = treedef.children if treedef.kind == "tuple" else ()
+    if (
+        len(parts) != 2
+        or parts[0].kind != "tuple"
+        or len(parts[0].children) != len(names)
+        or parts[1].kind != "dict"
+        or not all(isinstance(k, str) for k in parts[1].meta)
+        or counter[0] != n_inputs
+    ):
+        raise GraphFormatError(f"the signature {treedef!r:.80} does not fit the graph's {n_inputs} inputs")
+    return names, treedef
 
 
 def _decode_structure(s, counter) -> tree.TreeDef:

@@ -28,7 +28,7 @@ from .. import tree
 from ..backends import base as _backends
 from ..grad import registry as _grad_registry
 from ..ops.registry import _ops
-from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic
+from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic, scopes
 from . import executor
 from .ir import ASSIGN, CONSTANT_BYTES, Capture, Graph, _nbytes
 
@@ -557,8 +557,13 @@ def trace_subgraph(fn, args, name: str, loop: bool = False):
     for t, p in zip(arg_leaves, placed):
         _inherit_weakness(t, p, parent, sub)
         sub.tape_reads.placed(t, p)
-    with dispatch.in_mode(sub):
-        result = fn(*tree.unflatten(arg_def, placed))
+    # Its nodes' scopes are relative to the control-flow node (which has the enclosing blocks' names).
+    outer_scopes = scopes.set(())
+    try:
+        with dispatch.in_mode(sub):
+            result = fn(*tree.unflatten(arg_def, placed))
+    finally:
+        scopes.reset(outer_scopes)
     leaves, graph.structure = tensor_leaves(result, graph.backend)
     graph.outputs = [sub.lift(t) for t in leaves]
     sub.drop_unread_outer()
@@ -707,7 +712,7 @@ def _leaf_key(value, feeds, keep, static=False):
     if cls in (int, bool, str) or value is None:
         return (cls, value)
     if cls is TensorSpec:
-        return (value.shape, value.dtype, _backends.current().name)
+        return (value.known_shape("tl.function.get_graph"), value.dtype, _backends.current().name)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         feeds.append(value)
         backend = _backends.backend_of_array(value)
@@ -772,7 +777,7 @@ def _placeholder(value, path, trace, top, static):
         trace.weak_args[t._id] = frozenset((top,))
         return t
     if isinstance(value, TensorSpec):
-        return trace.placeholder(value.shape, value.dtype, _backends.current(), path)
+        return trace.placeholder(value.known_shape(path), value.dtype, _backends.current(), path)
     if isinstance(value, Tensor):
         if isinstance(value, Variable):
             return value
@@ -952,6 +957,42 @@ class _MethodCall:
         return self.function._call(True, instance, *args, **kwargs)
 
 
+class BoundFunction(functools.partial):
+    """A ``tl.function`` method bound to its instance (``layer.call``): calls run the instance's graphs, and
+    ``get_graph``/``save`` trace for it as :class:`Function`'s do for a function; the other attributes
+    (``trace_count``, ``cache_info()``, ``python_function``, ...) are the ``tl.function``'s.  A partial, so a call
+    costs what a partial's does.
+
+    >>> import tensorlib as tl
+    >>> class Scale:
+    ...     def __init__(self):
+    ...         self.w = tl.Variable(2.0)
+    ...
+    ...     @tl.function
+    ...     def __call__(self, x):
+    ...         return x * self.w
+    >>> s = Scale()
+    >>> [n.op_type for n in s.__call__.get_graph(tl.TensorSpec((3,))).nodes]
+    ['Mul']
+    """
+
+    def get_graph(self, *args, **kwargs) -> Graph:
+        """The traced (unoptimized) Graph of the method for these arguments (see :meth:`Function.get_graph`)."""
+        return self.func.function._graph_for(self.args, args, kwargs)
+
+    def save(self, path, *args, include_captures: bool = False, **kwargs) -> None:
+        """Trace the method for ``args`` and save that graph (see :meth:`Function.save`)."""
+        self.get_graph(*args, **kwargs).save(path, include_captures=include_captures)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # __wrapped__ and the like stay the partial's (inspect.signature drops the instance)
+            raise AttributeError(name)
+        return getattr(self.func.function, name)
+
+    def __repr__(self):
+        return f"<bound tl.function {self.func.function.__qualname__} of {type(self.args[0]).__name__} object>"
+
+
 class Function:
     """A Python function traced into graphs, one per input signature; see :func:`function`."""
 
@@ -976,6 +1017,8 @@ class Function:
                         f"tl.function({self.__name__}): input_signature[{i}] must be a "
                         f"tl.TensorSpec, got {type(s).__name__}"
                     )
+        # positions of the specs of unknown rank (TensorSpec(None)): traced once per rank
+        self._any_rank = tuple(i for i, s in enumerate(self.input_signature or ()) if s.shape is None)
         self._positional, self._varargs, keyword_only, has_kwargs = _parameters(fn)
         kinds = inspect.Parameter
         self._positional_only = sum(
@@ -1057,7 +1100,7 @@ class Function:
         # A method's graphs are per instance, as tf.function's: the instance is keyed by identity (held weakly)
         # even where its class compares by value (two equal layers hold different Variables: a graph shared by
         # value ran the first one's), and an input_signature describes the arguments after it.
-        return functools.partial(self._as_method, instance)
+        return BoundFunction(self._as_method, instance)
 
     def __call__(self, *args, **kwargs):
         return self._call(False, *args, **kwargs)
@@ -1086,7 +1129,9 @@ class Function:
             keep.append(args[0])
             instance = (("id", id(args[0])),)
         if self.input_signature is not None:
-            return ("input_signature", *instance, _grad_registry.override_key()), feeds, keep
+            # A spec of unknown rank traces once per rank: the ranks of its arguments pick the graph.
+            ranks = tuple(len(args[i + len(instance)].shape) for i in self._any_rank)
+            return ("input_signature", *instance, ranks, _grad_registry.override_key()), feeds, keep
         statics = self._static_pos
         # Plain leaves (the common case) skip the tree walk.
         key = [*instance] + [
@@ -1233,6 +1278,13 @@ class Function:
             out.append(a)
         return tuple(out)
 
+    def _signature_for(self, args) -> tuple:
+        """The input_signature for a call with ``args`` (after a method's instance): a spec of unknown rank takes
+        its argument's rank, with every size unknown."""
+        if not self._any_rank:
+            return self.input_signature
+        return tuple(s.with_rank(len(a.shape)) for s, a in zip(self.input_signature, args))
+
     def _arg_name(self, i: int) -> str:
         """The parameter name of positional argument ``i`` (``args[k]`` for the k-th of ``*args``)."""
         n = len(self._positional)
@@ -1244,7 +1296,7 @@ class Function:
         if self.input_signature is not None:
             call.update(
                 (self._arg_name(i), ("tensor", s.shape, s.dtype.name, "signature"))
-                for i, s in enumerate(self.input_signature, int(method))
+                for i, s in enumerate(self._signature_for(args[int(method) :]), int(method))
             )
         else:
             for i, a in enumerate(args[int(method) :], int(method)):
@@ -1281,7 +1333,7 @@ class Function:
                 "or pass changing Python values as tensors"
             )
         if self.input_signature is not None:
-            args, kwargs = (*args[: int(method)], *self.input_signature), {}
+            args, kwargs = (*args[: int(method)], *self._signature_for(args[int(method) :])), {}
         tops = [(i, self._positional[i] if i < len(self._positional) else None) for i in range(len(args))]
         graph, sources, state_reads = trace_graph(
             self.python_function,
@@ -1291,6 +1343,7 @@ class Function:
             [self._arg_name(i) for i in range(len(args))],
             tops,
             (self._static_pos, self._static_names),
+            bound=int(method),
         )
         _hold_argument_variables_weakly(graph, args, kwargs)
         self._note_state(state_reads)
@@ -1346,9 +1399,13 @@ class Function:
     def get_graph(self, *args, **kwargs) -> Graph:
         """The traced (unoptimized) Graph for these arguments; a ``tl.TensorSpec`` stands for any tensor
         of its shape and dtype (None: any size)."""
+        return self._graph_for((), args, kwargs)
+
+    def _graph_for(self, instance: tuple, args, kwargs) -> Graph:
+        """``get_graph`` for a call; ``instance``: ``(the instance,)`` of a method, or ``()``."""
         if self.input_signature is not None and not args and not kwargs:
-            args = self.input_signature
-        return self._concrete_for(args, kwargs, warn=False)[0].graph
+            args = tuple(s.known_shape(f"tl.function {self.__name__}.get_graph()") and s for s in self.input_signature)
+        return self._concrete_for((*instance, *args), kwargs, warn=False, method=bool(instance))[0].graph
 
     def save(self, path, *args, include_captures: bool = False, **kwargs) -> None:
         """Trace for ``args`` (tensors, arrays or TensorSpecs) and save that graph (see ``Graph.save``)."""
@@ -1388,13 +1445,14 @@ def _parameters(fn) -> tuple:
     return positional, varargs, keyword_only, any(p.kind is kinds.VAR_KEYWORD for p in params)
 
 
-def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=None) -> tuple:
+def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=None, bound: int = 0) -> tuple:
     """Run ``fn`` under a new trace: ``(graph, closed-over objects, [(owner, name) of the Python state it read]``.
 
     Tensor, array and TensorSpec leaves of the arguments (and Python floats) become placeholders, named by
     ``arg_names`` (default ``args[i]``), but in the arguments that ``static`` (two dicts: position -> mode,
     name -> mode) marks: mode True keeps every leaf a Python value, ``_FLOATS`` the floats only.  ``tops``
-    says which (position, name) each argument is."""
+    says which (position, name) each argument is; the first ``bound`` arguments (a method's instance) are no
+    part of the graph's call signature."""
     static = static or ({}, {})
     first = next((a for a in tree.leaves((args, kwargs)) if isinstance(a, Tensor)), None)
     graph = Graph(name, first.backend if first is not None else _backends.current())
@@ -1407,13 +1465,33 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=N
     placed_kwargs = {
         k: _with_placeholders(v, k, trace, (None, k), static[1].get(k, False)) for k, v in sorted(kwargs.items())
     }
-    with dispatch.in_mode(trace):  # tapes recording outside pause: they must not see symbolic nodes
-        result = fn(*placed_args, **placed_kwargs)
+    graph.signature = _call_signature(placed_args[bound:], placed_kwargs, arg_names[bound:], trace)
+    # Nodes get the annotate blocks opened in the function (a call's blocks are its runs', whichever traced it).
+    outer_scopes = scopes.set(())
+    try:
+        with dispatch.in_mode(trace):  # tapes recording outside pause: they must not see symbolic nodes
+            result = fn(*placed_args, **placed_kwargs)
+    finally:
+        scopes.reset(outer_scopes)
     leaves, graph.structure = tree.flatten(result, is_constant=_output_constant)
     graph.outputs = [trace.lift(t) for t in leaves]
     trace.freeze_temporaries()
     trace.drop_unread_temporaries()
     return graph, trace.sources, list(trace.state.values())
+
+
+def _call_signature(args, kwargs, arg_names, trace):
+    """``Graph.signature`` for a trace of ``fn(*args, **kwargs)`` (the placeholders in place), or None where a
+    leaf is neither a placeholder nor a Python constant (a Variable argument: a capture)."""
+    leaves, treedef = tree.flatten((tuple(args), dict(kwargs)), is_constant=_is_python_constant)
+    inputs = [t._id for t in trace.graph.inputs]
+    if not all(isinstance(t, Tensor) for t in leaves) or [t._id for t in leaves] != inputs:
+        return None
+    return list(arg_names[: len(args)]), treedef
+
+
+def _is_python_constant(value) -> bool:
+    return value is None or value.__class__ in (bool, int, float, str)
 
 
 def _used_values(graph: Graph) -> set:

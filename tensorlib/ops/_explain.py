@@ -151,7 +151,7 @@ def _stands_for_a_tensor(value) -> bool:
 
 def _symbolic(value, backend):
     if isinstance(value, TensorSpec):
-        return make_symbolic(value.shape, value.dtype, backend, None, 0)
+        return make_symbolic(value.known_shape("tl.eval_shape"), value.dtype, backend, None, 0)
     if isinstance(value, (tuple, list)) and all(d is None or isinstance(d, int) for d in value):
         return make_symbolic(tuple(value), _dt.float32, backend, None, 0)
     if isinstance(value, Tensor) or (hasattr(value, "shape") and hasattr(value, "dtype")):

@@ -139,23 +139,22 @@ def _variable_init(self, initial_value, name: str | None = None, trainable: bool
     self.trainable = bool(trainable)
     self._readers = weakref.WeakSet()
     self._version = 0
-
-
-# Eager updates read, add and write: one at a time, so that no thread's update (an assign too) falls between
-# another's read and write and is lost (TF's assign and assign_add are each atomic on the variable).
-# Reentrant: an observer may update a Variable.
-_UPDATE_LOCK = threading.RLock()
+    self._lock = threading.RLock()
 
 
 def _assign(self, value):
     """Set the value (same shape; a value of the same kind is cast to the variable's dtype, an integer only
     where every element fits, else OverflowError); inside ``tl.function`` this becomes a graph node."""
-    with _UPDATE_LOCK:
+    # Under the Variable's lock, which assign_add/assign_sub and a graph run that assigns it hold across their
+    # read and write: no other thread's assign lands between them and is lost (TF's assign is atomic too).
+    with self._lock:
         return dispatch.assign_variable(self, value, "assign")
 
 
 def _update(var, delta, combine, how: str):
-    with _UPDATE_LOCK:
+    # Read, add and write under the Variable's lock (see ``dispatch.hold_variables``): no other thread's update,
+    # eager or a graph's, falls between the read and the write and is lost (TF's assign_add is one atomic op).
+    with var._lock:
         # An update is no differentiable read: recorded, it made the tape a reader that forbids the update itself.
         with dispatch.tapes_paused():
             new = combine(var, delta)

@@ -1437,7 +1437,7 @@ def _quantile(a, q, axis, keepdims, method, name, weights=None):
     if weights is not None:
         weights = _slices_last(_checked_quantile_weights(a, weights, axes, method, name), axes, name)
         out, ordered = _weighted_inverted_cdf(flat, weights, q, name)
-        return _quantile_result(out, ordered, q, axes, a.ndim, keepdims, dtype, np.full(q.shape, -1))
+        return _quantile_result(out, ordered, q, axes, a.ndim, keepdims, _nan_position(dtype, np.full(q.shape, -1)))
     n = flat.shape[-1]
     if n is None:
         # Under tl.function with an unknown slice length, the positions are computed in the graph from
@@ -1461,13 +1461,18 @@ def _quantile(a, q, axis, keepdims, method, name, weights=None):
         else:
             out = _lerp(lo, hi, t if isinstance(t, Tensor) else np.asarray(t, dtype=dtype))
     last = np.full(q.shape, n - 1) if isinstance(n, int) else below * 0 + (n - 1)
-    return _quantile_result(out, ordered, q, axes, a.ndim, keepdims, dtype, last)
+    return _quantile_result(out, ordered, q, axes, a.ndim, keepdims, _nan_position(dtype, last))
 
 
-def _quantile_result(out, ordered, q, axes, ndim, keepdims, dtype, last):
+def _nan_position(dtype, last):
+    """Where the sort put a slice's NaN (``last``), for a dtype that holds NaNs; else None."""
+    return last if dtype.kind in "fc" else None
+
+
+def _quantile_result(out, ordered, q, axes, ndim, keepdims, last=None):
     """The quantiles ``out`` (kept axes + q's) of the sorted slices ``ordered``: NaN for a slice holding a
-    NaN (the sort put it at position ``last``), q's axes first and ``keepdims`` as NumPy's."""
-    if dtype.kind in "fc":  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
+    NaN (the sort put it at position ``last``; None: no NaN check), q's axes first and ``keepdims`` as NumPy's."""
+    if last is not None:  # a slice holding a NaN has a NaN quantile (NumPy); the sort put it last
         last = shape_ops.take(ordered, last, axis=-1)
         out = math_ops.where(math_ops.not_equal(last, last), last, out)
     if q.ndim:  # NumPy puts q's axes first

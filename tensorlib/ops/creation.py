@@ -7,8 +7,10 @@ import numpy as np
 from .. import dispatch
 from .. import dtypes as _dt
 from ..backends import base as _backends
+from ..grad.registry import not_differentiable
 from ..tensor import Tensor, make
 from ._shapes import as_int, as_ints
+from .registry import defop
 
 
 def _backend(backend):
@@ -40,6 +42,9 @@ def tensor(data, dtype=None, backend=None) -> Tensor:
             if dtype is not None and _dt.as_dtype(dtype) != data.dtype:
                 from .math import cast
 
+                if _dt.as_dtype(dtype).kind in "iu" and not np.can_cast(data.dtype, dtype):
+                    # Checked when the graph runs, as eagerly (a cast would wrap 2**40 to 0 silently).
+                    data = check_int_range(data, dtype, "tensor: data")
                 return cast(data, dtype)
             return data
         target = data.backend if backend is None else _backends.get(backend)
@@ -260,3 +265,40 @@ def eye(n: int, m: int | None = None, dtype=_dt.float32, backend=None) -> Tensor
     """The identity matrix (n x m)."""
     b = _backend(backend)
     return make(b.xp.eye(n, m, dtype=_dt.as_dtype(dtype)), b)
+
+
+_check_int_range = defop(
+    "CheckIntRange",
+    inputs=("x",),
+    attrs={"dtype": _dt.int32, "where": ""},
+    infer=lambda x, *, dtype, where: x,
+    doc="Identity that raises OverflowError when a value of x does not fit in the integer dtype: a traced "
+    "narrowing conversion (tl.tensor(x, dtype=...)) checked when it runs, as the eager one is.",
+)
+
+
+@_check_int_range.generic
+def _check_int_range_kernel(xp, x, *, dtype, where):
+    if x.size:  # NaN compares false: a float NaN fits, as eagerly
+        low, high = xp.min(x), xp.max(x)
+        scalar = int if xp.isdtype(x.dtype, "integral") else float
+        dispatch.check_int_bounds(scalar(low), scalar(high), dtype, where)
+    return x
+
+
+not_differentiable("CheckIntRange")
+
+
+def check_int_range(x, dtype, where: str) -> Tensor:
+    """``x`` unchanged, checked when it runs to fit in the integer ``dtype``: an OverflowError naming ``where``
+    otherwise (traced, the values are known only then).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> check_int_range(tl.tensor(np.array([2**40])), "int32", "data")
+    Traceback (most recent call last):
+    OverflowError: CheckIntRange: data holds 1099511627776, which does not fit in int32 (range ...) (inputs x: ...)
+    """
+    return _check_int_range(x, dtype=_dt.as_dtype(dtype), where=where)
+
+
+dispatch._check_int_range_op = check_int_range

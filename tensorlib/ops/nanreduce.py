@@ -279,27 +279,30 @@ def nanargmin(x, axis=None, keepdims: bool = False) -> Tensor:
 
 
 # ------------------------------------------------------------------ nanquantile, nanpercentile, nanmedian
-def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
+def nanquantile(a, q, axis=None, keepdims: bool = False, method: str = "linear", *, weights=None) -> Tensor:
     """``numpy.nanquantile``: the quantile of each slice's non-NaN elements (any of NumPy 2's ``method`` values,
-    as ``quantile``); a slice of NaNs only gives NaN (no warning).  The gradient goes to the one or two
-    selected elements, through the sort, as in ``quantile``.
+    and ``weights`` with ``'inverted_cdf'``, as ``quantile``); a slice of NaNs only gives NaN (no warning).
+    The gradient goes to the one or two selected elements, through the sort, as in ``quantile``.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanquantile(tl.tensor([[4.0, np.nan, 1.0, 2.0]]), 0.5, axis=1).numpy().tolist()
     [2.0]
     """
-    return _nanquantile(a, q, axis, keepdims, method, "nanquantile")
+    return _nanquantile(a, q, axis, keepdims, method, "nanquantile", weights)
 
 
-def _nanquantile(a, q, axis, keepdims, method, name):
+def _nanquantile(a, q, axis, keepdims, method, name, weights=None):
     """``nanquantile``, whose type errors name the public function ``name``; only nanmedian takes complex numbers."""
     from . import shape as shape_ops
     from .array import (
         _DISCONTINUOUS,
         QUANTILE_METHODS,
+        _checked_quantile_weights,
         _lerp,
         _quantile_indexes,
+        _quantile_result,
         _slices_last,
+        _weighted_inverted_cdf,
         nan_after_unknown_slices,
         quantile,
         refuse_complex,
@@ -312,14 +315,16 @@ def _nanquantile(a, q, axis, keepdims, method, name):
     a = as_tensor(a)
     refuse_complex(a, name)
     if a.dtype.kind not in "fc":  # integers and bools hold no NaN
-        return quantile(a, q, axis, keepdims, method)
+        if 0 not in a.shape:
+            return quantile(a, q, axis, keepdims, method, weights=weights)
+        a = math_ops.cast(a, _dt.float64)  # NumPy: an empty array's nan-quantiles are float64 NaNs, as floats'
     if isinstance(q, Tensor):
         q = q.numpy()
     dtype = a.dtype
     if not isinstance(q, (int, float)) and np.asarray(q).dtype.kind == "f" and method not in _DISCONTINUOUS:
         dtype = _dt.promote_types(dtype, np.asarray(q).dtype)  # a picked element keeps a's dtype, as NumPy
     if dtype == _dt.float16:  # interpolated in float32, rounded once: the nanmedian of [6e4, 6e4] was inf
-        return reduce.in_float32(_nanquantile, a, q, axis, keepdims, method, name)
+        return reduce.in_float32(_nanquantile, a, q, axis, keepdims, method, name, weights)
     q = np.asarray(q, dtype=np.float64)
     if q.size and (q.min() < 0 or q.max() > 1) or np.isnan(q).any():
         raise ValueError(f"nanquantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
@@ -334,6 +339,17 @@ def _nanquantile(a, q, axis, keepdims, method, name):
         out = _empty_slice_nans(a, axis, keepdims, "nanquantile")
         return shape_ops.broadcast_to(out, q.shape + out.shape) if q.ndim else out
     flat = _slices_last(a, axes, "nanquantile")
+    if weights is not None:  # the non-NaN elements with their weights (a NaN's is 0), as NumPy's
+        nans = _nans(flat)
+        weights = math_ops.where(
+            nans, 0, _slices_last(_checked_quantile_weights(a, weights, axes, method, name), axes, name)
+        )
+        empty = reduce.all(nans, -1, keepdims=True)  # a slice of NaNs only: NaN (any weights serve)
+        out, ordered = _weighted_inverted_cdf(flat, math_ops.where(empty, 1, weights), q, name)
+        empty = shape_ops.squeeze(empty, -1)
+        empty = shape_ops.expand_dims(empty, tuple(range(-q.ndim, 0))) if q.ndim else empty
+        out = math_ops.where(empty, math_ops.full_like(out, math.nan), out)
+        return _quantile_result(out, ordered, q, axes, a.ndim, keepdims)
     # NaNs last: the first `count` elements are the slice's numbers (an empty slice of unknown length reads a NaN)
     ordered = sort(nan_after_unknown_slices(flat), axis=-1)
     real = _dt.real_dtype(dtype)  # positions of complex numbers are real
@@ -369,8 +385,8 @@ def _nanquantile(a, q, axis, keepdims, method, name):
     return out
 
 
-def nanpercentile(a, q, axis=None, keepdims: bool = False, method: str = "linear") -> Tensor:
-    """``numpy.nanpercentile``: ``nanquantile`` with q in percent.
+def nanpercentile(a, q, axis=None, keepdims: bool = False, method: str = "linear", *, weights=None) -> Tensor:
+    """``numpy.nanpercentile``: ``nanquantile`` with q in percent (``weights`` as ``nanquantile``'s).
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nanpercentile(tl.tensor([1.0, np.nan, 3.0]), 50).numpy().item()
@@ -380,7 +396,7 @@ def nanpercentile(a, q, axis=None, keepdims: bool = False, method: str = "linear
         q = q.numpy()
     q = q / 100.0 if isinstance(q, (int, float)) else np.true_divide(q, 100)
     try:
-        return _nanquantile(a, q, axis, keepdims, method, "nanpercentile")
+        return _nanquantile(a, q, axis, keepdims, method, "nanpercentile", weights)
     except ValueError as e:
         raise ValueError(str(e).replace("nanquantile", "nanpercentile", 1)) from None
 

@@ -1084,20 +1084,24 @@ def integer_indices(indices):
     return indices
 
 
-def take(x, indices, axis: int | None = 0, mode: str = "raise") -> Tensor:
-    """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``); ``axis=None``
-    takes from the flattened ``x`` as NumPy does (the default, 0, is TensorFlow's ``gather``'s).  Negative
-    indices count from the end; ``mode`` says what an index outside the axis does: ``"raise"`` an IndexError,
-    ``"wrap"`` wraps it around, ``"clip"`` clips it to the axis (a negative one to 0), as in NumPy.
+def take(x, indices, axis: int | None = None, mode: str = "raise") -> Tensor:
+    """Gather slices of ``x`` along ``axis`` at integer ``indices`` (``numpy.take``); by default
+    (``axis=None``) from the flattened ``x``, as NumPy does (TensorFlow's ``gather`` takes axis 0 by
+    default: ``tl.gather``).  Negative indices count from the end; ``mode`` says what an index outside the
+    axis does: ``"raise"`` an IndexError, ``"wrap"`` wraps it around, ``"clip"`` clips it to the axis (a
+    negative one to 0), as in NumPy.
 
     >>> import tensorlib as tl
-    >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [3, 0], axis=None).numpy().tolist()
+    >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [3, 0]).numpy().tolist()
     [4, 1]
+    >>> tl.take(tl.tensor([[1, 2], [3, 4]]), [1], axis=0).numpy().tolist()
+    [[3, 4]]
     >>> tl.take(tl.tensor([1, 2, 3]), [-1, 5], mode="clip").numpy().tolist()
     [1, 3]
     """
     if axis is None:
-        return take(reshape(x, (-1,)), indices, 0, mode)
+        x = as_tensor(x)
+        return take(x if x.ndim == 1 else reshape(x, (-1,)), indices, 0, mode)
     indices = integer_indices(indices)
     if mode != "raise":
         indices = _indices_in_range(x, indices, as_int(axis, "take: axis"), mode)
@@ -1357,10 +1361,13 @@ def _check_lossless(values, t) -> None:
 
 class _IndexUpdates:
     """``t.at``: ``t.at[index].set(values)``, ``.add(values)`` and ``.get()``, JAX's functional index updates
-    (tensors are immutable: each returns a new tensor).  ``index`` is anything ``t[index]`` takes; ``values``
+    (tensors are immutable: each returns a new tensor), and JAX's ``.subtract``, ``.multiply`` (``.mul``),
+    ``.divide``, ``.power``, ``.min`` and ``.max``.  ``index`` is anything ``t[index]`` takes; ``values``
     broadcast to ``t[index]``'s shape and are cast to ``t``'s dtype (a value it cannot hold exactly, such as 2.7
     for an int tensor, is a TypeError: NumPy truncates it, JAX warns).  Where the index reads a position more
-    than once, ``set`` keeps the last value (NumPy's assignment) and ``add`` adds them all (``np.add.at``).
+    than once, ``set`` keeps the last value (NumPy's assignment), ``add`` adds them all (``np.add.at``), and the
+    others combine them all as JAX's scatters do: ``multiply`` by their product, ``divide`` and ``power`` by it
+    too (``t / prod``, ``t ** prod``), ``min`` and ``max`` with their min and max.
 
     >>> import tensorlib as tl
     >>> x = tl.zeros(5)
@@ -1368,6 +1375,11 @@ class _IndexUpdates:
     [0.0, 7.0, 7.0, 0.0, 0.0]
     >>> x.at[[0, 0, 4]].add(1.0).numpy().tolist()
     [2.0, 0.0, 0.0, 0.0, 1.0]
+    >>> y = tl.tensor([1.0, 2.0, 3.0])
+    >>> y.at[[0, 0, 2]].multiply(tl.tensor([2.0, 5.0, -1.0])).numpy().tolist()
+    [10.0, 2.0, -3.0]
+    >>> y.at[1:].max(2.5).numpy().tolist()
+    [1.0, 2.5, 3.0]
     """
 
     __slots__ = ("_tensor",)
@@ -1377,6 +1389,11 @@ class _IndexUpdates:
 
     def __getitem__(self, index):
         return _IndexUpdate(self._tensor, index)
+
+
+# Products of updates at repeated positions whose values are unknown (traced, or per element of tl.vmap) compare
+# every update with every other: at most this many updates (an n x n matrix of them).
+_PAIRWISE_UPDATES = 2048
 
 
 class _IndexUpdate:
@@ -1391,13 +1408,39 @@ class _IndexUpdate:
 
     def set(self, values) -> Tensor:
         """``t`` with ``t[index]`` replaced by ``values``."""
-        return self._update(values, add=False)
+        return self._update(values, "set")
 
     def add(self, values) -> Tensor:
         """``t`` with ``values`` added at ``t[index]`` (repeated positions add up)."""
-        return self._update(values, add=True)
+        return self._update(values, "add")
 
-    def _update(self, values, *, add: bool) -> Tensor:
+    def subtract(self, values) -> Tensor:
+        """``t`` with ``values`` subtracted at ``t[index]`` (repeated positions subtract them all)."""
+        return self._update(values, "subtract")
+
+    def multiply(self, values) -> Tensor:
+        """``t`` multiplied by ``values`` at ``t[index]`` (repeated positions by all of them)."""
+        return self._update(values, "multiply")
+
+    mul = multiply
+
+    def divide(self, values) -> Tensor:
+        """``t`` divided by ``values`` at ``t[index]`` (repeated positions by the product of them)."""
+        return self._update(values, "divide")
+
+    def power(self, values) -> Tensor:
+        """``t`` raised to ``values`` at ``t[index]`` (repeated positions to the product of them)."""
+        return self._update(values, "power")
+
+    def min(self, values) -> Tensor:
+        """``t`` with ``t[index]`` replaced by its minimum with ``values`` (repeated positions: with all of them)."""
+        return self._update(values, "min")
+
+    def max(self, values) -> Tensor:
+        """``t`` with ``t[index]`` replaced by its maximum with ``values`` (repeated positions: with all of them)."""
+        return self._update(values, "max")
+
+    def _update(self, values, how: str) -> Tensor:
         from .math import cast
 
         t = self._tensor
@@ -1406,8 +1449,9 @@ class _IndexUpdate:
         except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
             raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         dispatch.check_int_range(values, t.dtype, "Tensor.at[...]: values")
-        # Python numbers and lists are made on the tensor's backend, as an op makes its Python inputs
-        values = as_tensor(values) if hasattr(values, "dtype") else dispatch.to_tensor(values, t.backend)
+        # Python numbers and lists are made on the tensor's backend and weakly typed, as an op makes its Python
+        # inputs: next to a float64 tensor 0.1 is float64 (it was float32 first: 0.10000000149011612 was stored)
+        values = as_tensor(values) if hasattr(values, "dtype") else dispatch.to_tensor(values, t.backend, t.dtype)
         if values.dtype != t.dtype:
             _check_lossless(values, t)
             values = cast(values, t.dtype)
@@ -1425,11 +1469,68 @@ class _IndexUpdate:
             ) from None
         flat, where = reshape(t, (-1,)), reshape(positions, (-1, 1))
         values = reshape(values, (-1,))
-        if add:
-            out = flat + _gather_nd_grad(values, where, flat)
-        else:
-            out = _scatter_update(flat, where, values)
+        out = _combined(flat, where, values, how)
         return reshape(out, t.shape) if None not in t.shape else reshape_like(out, t)
+
+
+def _combined(flat, where, values, how: str) -> Tensor:
+    """The flat tensor with the flat ``values`` combined at ``where`` (``(n, 1)`` positions) as ``how`` says."""
+    from . import math as math_ops
+    from . import reduce as reduce_ops
+
+    if how == "set":
+        return _scatter_update(flat, where, values)
+    if how in ("add", "subtract"):
+        added = _gather_nd_grad(values, where, flat)
+        return flat + added if how == "add" else flat - added
+    if how in ("min", "max"):
+        from .segment import segment_max, segment_min
+
+        if flat.shape[0] is None:
+            raise ValueError(f"Tensor.at[...].{how}: the tensor's size is unknown until run time (traced); give it")
+        # Each element is one more row of its own position: ties between it and the values share the gradient
+        # equally, all of them (DESIGN's rule, JAX's scatter_min), as one reduction.
+        from .creation import arange
+
+        size = flat.shape[0]
+        ids = concat([arange(size, dtype=where.dtype, backend=flat.backend), reshape(where, (-1,))], axis=0)
+        rows = concat([flat, values], axis=0)
+        return (segment_min if how == "min" else segment_max)(rows, ids, num_segments=size)
+    # multiply, divide, power: by the product of the values at each position, ones elsewhere (JAX's scatter_mul)
+    scale = _scatter_update(math_ops.ones_like(flat), where, _product_per_update(values, reshape(where, (-1,)), how))
+    if how == "multiply":
+        return flat * scale
+    return flat / scale if how == "divide" else flat**scale
+
+
+def _product_per_update(values, ids, how: str) -> Tensor:
+    """For each update, the product of every update at its position (itself alone where positions are unique)."""
+    from . import math as math_ops
+    from . import reduce as reduce_ops
+
+    if ids._value is not None:  # known positions: one product per repeat, exact
+        known = ids.numpy()
+        _, group, counts = np.unique(known, return_inverse=True, return_counts=True)
+        if counts.size == known.size:
+            return values
+        order = np.argsort(group, kind="stable")
+        repeat = np.empty(known.size, np.int64)  # which occurrence of its position each update is
+        repeat[order] = np.arange(known.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        ones, product = math_ops.ones_like(values[: counts.size]), None
+        for r in range(int(counts.max())):
+            at = np.nonzero(repeat == r)[0]
+            layer = _scatter_update(ones, group[at].reshape(-1, 1), take(values, at))
+            product = layer if product is None else product * layer
+        return take(product, group)
+    n = values.shape[0]
+    if n is None or n > _PAIRWISE_UPDATES:
+        raise ValueError(
+            f"Tensor.at[...].{how}: {n} updates at positions unknown until run time (traced, or per element of "
+            f"tl.vmap): at most {_PAIRWISE_UPDATES} are combined (each compared with each); give static indices"
+        )
+    same = math_ops.equal(expand_dims(ids, 1), expand_dims(ids, 0))
+    ones = math_ops.ones_like(values)
+    return reduce_ops.prod(math_ops.where(same, expand_dims(values, 0), expand_dims(ones, 1)), axis=1)
 
 
 def boolean_mask(tensor, mask, axis: int = 0) -> Tensor:

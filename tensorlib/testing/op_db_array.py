@@ -991,6 +991,29 @@ OPINFOS: list = [
         ),
     ),
     OpInfo(
+        "check_int_range",
+        lambda x: tl.ops.creation.check_int_range(x, "int32", "tensor: data"),
+        lambda x: x.copy(),
+        lambda dtype: tensors(dtype, shapes(0, 3, 0, 4), _elements(dtype, -(2.0**31), 2.0**31 - 1)).map(
+            lambda x: SampleInput((x,))
+        ),
+        op_types=("CheckIntRange",),
+        dtypes=(_dt.int64, _dt.float64),
+        differentiable=False,
+        error_inputs=(
+            ErrorInput(
+                (np.array([1, 2**40], np.int64),),
+                exc=OverflowError,
+                match=r"tensor: data holds 1099511627776, which does not fit in int32 \(range -2147483648\.\.2147483647\)",
+            ),
+            ErrorInput(
+                (np.array([-3e9]),),
+                exc=OverflowError,
+                match=r"tensor: data holds -3000000000.0, which does not fit in int32",
+            ),
+        ),
+    ),
+    OpInfo(
         "check_ids",
         lambda ids, params, axis: tl.ops.shape.check_ids(ids, params, axis, "lookup"),
         lambda ids, params, axis: ids.copy(),

@@ -209,8 +209,8 @@ def max_pool(input, ksize, strides, padding, data_format="NHWC") -> Tensor:
     array([[ 5.,  7.],
            [13., 15.]])
     >>> tl.nn.max_pool(-np.arange(16.0).reshape(1, 4, 4, 1), 3, 2, ((1, 1), (1, 1))).numpy()[0, :, :, 0]
-    array([[ -0.,  -1.],
-           [ -4.,  -5.]])
+    array([[-0., -1.],
+           [-4., -5.]])
     """
     return _pool(_max_pool, input, ksize, strides, padding, data_format)
 
