@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _files, dtypes as _dtypes, tree
 from .dispatch import current_state
+from .module import _stream_position
 from .tensor import Tensor, Variable
 
 __all__ = ["save_variables", "load_variables", "state_dict", "load_state_dict"]
@@ -316,18 +317,6 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     for opt in optimizers.values():
         opt._hyperparameters_loaded()
     return missing, extra
-
-
-def _stream_position(name: str, t) -> bool:
-    """A noise layer's ``seed_state`` (its stream's calls so far): optional in a file, as files written before it
-    was saved lack it (the stream then keeps its position)."""
-    return (
-        name.rpartition(".")[2] == "seed_state"
-        and isinstance(t, Variable)
-        and t.name == "seed_state"
-        and t.shape == ()
-        and t.dtype == _dtypes.int64
-    )
 
 
 def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:

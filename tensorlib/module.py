@@ -559,8 +559,14 @@ def functional_call(module: Module, values: dict, args=(), kwargs: dict | None =
         raise KeyError(
             f"functional_call: {type(module).__name__} has no Variable named {unknown}; its Variables: {sorted(named)}"
         )
-    if strict:
-        missing = sorted({name for name in named if not any(named[g] is named[name] for g in given)})
+    if strict:  # (a noise layer's stream position is no value the call is a function of)
+        missing = sorted(
+            {
+                name
+                for name in named
+                if not any(named[g] is named[name] for g in given) and not _stream_position(name, named[name])
+            }
+        )
         if missing:
             raise KeyError(f"functional_call: strict=True and no value for {missing}")
     by_variable = {}
@@ -601,6 +607,19 @@ def functional_call(module: Module, values: dict, args=(), kwargs: dict | None =
     finally:
         for owner, key, var in reversed(swapped):
             _put(owner, key, var)
+
+
+def _stream_position(name: str, t) -> bool:
+    """A seeded noise layer's ``seed_state`` (its stream's calls so far, ``layers._noise_stream``): saved, but
+    optional in a checkpoint (files written before it was saved lack it: the stream keeps its position) and in
+    ``functional_call(strict=True)``."""
+    return (
+        name.rpartition(".")[2] == "seed_state"
+        and isinstance(t, Variable)
+        and t.name == "seed_state"
+        and t.shape == ()
+        and t.dtype == np.int64
+    )
 
 
 def _dotted(values: dict, prefix: str = "") -> dict:

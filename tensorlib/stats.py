@@ -891,49 +891,84 @@ multinomial = SimpleNamespace(
 )
 
 
-def _mvn_cdf(x, mean, cov) -> Tensor:
+def _mvn_cdf(x, mean, cov, *, lower_limit=None) -> Tensor:
     """P(X <= x) (componentwise) for ``X ~ N(mean, cov)``, ``x`` of shape (..., k), SciPy's ``cdf`` with the shapes
     and shorthands of ``logpdf`` (a scalar or 1-D ``cov``: independent components, a product of ``ndtr``).  A full
     ``cov`` (..., k, k) for k = 1 and 2 only, exact (to rounding in absolute terms; SciPy's Genz integration defaults
     to 1e-5): ``ndtr`` and the bivariate normal by Owen's T (the op ``BivariateNormalCdf``); NotImplementedError for
     k > 2.  Differentiable to every order in ``x``, ``mean`` and ``cov`` (the density's closed forms; ``cov``'s
-    gradient is symmetric).
+    gradient is symmetric).  ``lower_limit`` (SciPy's, broadcasting to ``x``) gives ``P(lower_limit < X <= x)``,
+    the box's corners by inclusion and exclusion: negative where an odd number of components has ``lower_limit >
+    x``, as SciPy's signed integral.
 
     >>> import tensorlib as tl
     >>> cov = tl.tensor([[1.0, 0.5], [0.5, 1.0]], "float64")
     >>> round(float(tl.stats.multivariate_normal.cdf(tl.zeros(2, "float64"), tl.zeros(2, "float64"), cov)), 6)
     0.333333
+    >>> round(float(tl.stats.multivariate_normal.cdf(tl.ones(2, "float64"), 0.0, cov, lower_limit=-1.0)), 6)
+    0.497972
     """
+    return _mvn_box("cdf", x, mean, cov, lower_limit)
+
+
+def _mvn_logcdf(x, mean, cov, *, lower_limit=None) -> Tensor:
+    """``log`` of :func:`_mvn_cdf` (SciPy's ``logcdf``, which is also the log of its ``cdf``).
+
+    >>> import tensorlib as tl
+    >>> round(float(tl.stats.multivariate_normal.logcdf(tl.zeros(2, "float64"), 0.0, tl.eye(2, dtype="float64"))), 6)
+    -1.386294
+    """
+    return _math_ops.log(_mvn_box("logcdf", x, mean, cov, lower_limit))
+
+
+def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
+    """``P(lower_limit < X <= x)`` (``lower_limit`` None: -inf) for ``multivariate_normal.<method>``."""
     from .ops.special_more import bivariate_normal_cdf
 
-    dtype, (x, mean, cov) = _args("multivariate_normal.cdf", broadcast=False, x=x, mean=mean, cov=cov)
+    where = f"multivariate_normal.{method}"
+    if lower_limit is None:
+        dtype, (x, mean, cov) = _args(where, broadcast=False, x=x, mean=mean, cov=cov)
+        lower = None
+    else:
+        dtype, (x, mean, cov, lower) = _args(where, broadcast=False, x=x, mean=mean, cov=cov, lower_limit=lower_limit)
     if cov.ndim < 2:
-        if mean.ndim == 0 and cov.ndim == 0:
-            probability = _sp.ndtr(_standardized_bound(x, mean, _math_ops.sqrt(cov)))
-        else:
+        if not (mean.ndim == 0 and cov.ndim == 0):
             _mvn_diagonal_logpdf(x, mean, cov, dtype)  # the shapes' checks
-            probability = _reduce_ops.prod(_sp.ndtr(_standardized_bound(x, mean, _math_ops.sqrt(cov))), axis=-1)
-        return _narrowed(probability, dtype)
+        scale = _math_ops.sqrt(cov)
+        mass = _sp.ndtr(_standardized_bound(x, mean, scale))
+        if lower is not None:
+            mass = mass - _sp.ndtr(_standardized_bound(lower, mean, scale))
+        return _narrowed(mass if mean.ndim == 0 and cov.ndim == 0 else _reduce_ops.prod(mass, axis=-1), dtype)
     k = cov.shape[-1]
     if k is None:
         raise ValueError(
-            f"multivariate_normal.cdf: the number of dimensions must be known under tl.function (cov shape "
+            f"{where}: the number of dimensions must be known under tl.function (cov shape "
             f"{tuple(cov.shape)} {dtype}): give the TensorSpec a known last size"
         )
-    if x.ndim == 0 or cov.shape[-2] != k or x.shape[-1] != k or mean.shape[-1:] not in ((k,), ()):
+    bounds = (x,) if lower is None else (x, lower)
+    if (
+        x.ndim == 0
+        or cov.shape[-2] != k
+        or x.shape[-1] != k
+        or any(t.shape[-1:] not in ((k,), ()) for t in (mean, *bounds[1:]))
+    ):
+        given = "" if lower is None else f", lower_limit shape {tuple(lower.shape)} {dtype}"
         raise ValueError(
-            f"multivariate_normal.cdf: x (..., k), mean (..., k) and cov (..., k, k) must agree (x shape "
-            f"{tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} {dtype}, cov shape {tuple(cov.shape)} {dtype})"
+            f"{where}: x (..., k), mean (..., k) and cov (..., k, k) must agree (x shape "
+            f"{tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} {dtype}, cov shape {tuple(cov.shape)} {dtype}"
+            f"{given})"
         )
     if k not in (1, 2):
         raise NotImplementedError(
-            f"multivariate_normal.cdf: a full covariance of {k} dimensions (cov shape {tuple(cov.shape)} {dtype}); "
+            f"{where}: a full covariance of {k} dimensions (cov shape {tuple(cov.shape)} {dtype}); "
             "it is implemented, exactly, for 1 and 2 (and for a diagonal cov given as 1-D, in any)"
         )
-    if mean.ndim == 0:  # one mean for every component
-        mean = mean + _math_ops.zeros_like(x)
+    # one value for every component: broadcast, so that each component can be taken apart
+    mean, *bounds = (t + _math_ops.zeros_like(x) if t.ndim == 0 else t for t in (mean, *bounds))
     if k == 1:
-        return _narrowed(_sp.ndtr(_standardized_bound(x[..., 0], mean[..., 0], _math_ops.sqrt(cov[..., 0, 0]))), dtype)
+        scale = _math_ops.sqrt(cov[..., 0, 0])
+        masses = [_sp.ndtr(_standardized_bound(b[..., 0], mean[..., 0], scale)) for b in bounds]
+        return _narrowed(masses[0] if lower is None else masses[0] - masses[1], dtype)
     first, second = _math_ops.sqrt(cov[..., 0, 0]), _math_ops.sqrt(cov[..., 1, 1])
     # The symmetric part, as logpdf's Cholesky; a component of variance 0 is a constant, independent of the other
     # (rho read 0 / 0: NaN, where the diagonal cov's product steps).
@@ -942,8 +977,17 @@ def _mvn_cdf(x, mean, cov) -> Tensor:
     rho = _math_ops.where(
         degenerate, 0.0, 0.5 * (cov[..., 0, 1] + cov[..., 1, 0]) / _math_ops.where(degenerate, 1.0, scales)
     )
-    h = _standardized_bound(x[..., 0], mean[..., 0], first)
-    return _narrowed(bivariate_normal_cdf(h, _standardized_bound(x[..., 1], mean[..., 1], second), rho), dtype)
+    h = [_standardized_bound(b[..., 0], mean[..., 0], first) for b in bounds]
+    k_ = [_standardized_bound(b[..., 1], mean[..., 1], second) for b in bounds]
+    probability = bivariate_normal_cdf(h[0], k_[0], rho)
+    if lower is not None:  # the box's corners
+        probability = (
+            probability
+            - bivariate_normal_cdf(h[1], k_[0], rho)
+            - bivariate_normal_cdf(h[0], k_[1], rho)
+            + bivariate_normal_cdf(h[1], k_[1], rho)
+        )
+    return _narrowed(probability, dtype)
 
 
 def _standardized_bound(x, mean, scale) -> Tensor:
@@ -955,7 +999,10 @@ def _standardized_bound(x, mean, scale) -> Tensor:
 
 
 multivariate_normal = SimpleNamespace(
-    logpdf=_mvn_logpdf, pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov)), cdf=_mvn_cdf
+    logpdf=_mvn_logpdf,
+    pdf=lambda x, mean, cov: _math_ops.exp(_mvn_logpdf(x, mean, cov)),
+    cdf=_mvn_cdf,
+    logcdf=_mvn_logcdf,
 )
 
 

@@ -294,3 +294,53 @@ def test_pad_with_reflect_type_odd_keeps_integers_and_refuses_an_empty_axis_as_n
         np.pad(np.zeros((0, 2)), 1, mode="reflect", reflect_type="odd")
     with pytest.raises(ValueError):
         tl.pad(tl.zeros((0, 2)), 1, mode="reflect", reflect_type="odd")
+
+
+@pytest.mark.parametrize(
+    "x, lower, cov",
+    [
+        ([0.4, 1.1], [-0.5, -0.2], [[1.0, 0.6], [0.6, 2.0]]),
+        ([0.4, 1.1], [0.9, -0.2], [[1.0, -0.3], [-0.3, 0.5]]),  # lower > x in one component: negative
+        ([0.4, 1.1], [-np.inf, 0.2], [[1.0, 0.3], [0.3, 1.0]]),
+        ([0.4, 1.1], [-0.5, -0.2], [1.0, 2.0]),
+        ([0.7], [-0.4], [[1.5]]),
+        (0.7, -0.4, 1.5),
+    ],
+)
+def test_mvn_cdf_with_a_lower_limit_and_logcdf_match_scipy(x, lower, cov):
+    # multivariate_normal.cdf had no lower_limit (SciPy's P(lower_limit < X <= x), signed where lower_limit > x in
+    # an odd number of components) and no logcdf.  Reference: scipy.stats.multivariate_normal.cdf and logcdf, and
+    # float64 central differences of the former.
+    ss = pytest.importorskip("scipy.stats")
+    x, lower, cov = (np.array(v, float) for v in (x, lower, cov))
+    mean = np.full(x.shape, 0.1)
+
+    def scipy_cdf(m, c):
+        full = np.diag(c) if c.ndim == 1 else c
+        return ss.multivariate_normal.cdf(x, m, full, lower_limit=lower, abseps=1e-13, releps=1e-13)
+
+    want = scipy_cdf(mean, cov)
+    got = MVN.cdf(tl.tensor(x), tl.tensor(mean), tl.tensor(cov), lower_limit=tl.tensor(lower))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-15)
+    if want > 0:
+        np.testing.assert_allclose(
+            MVN.logcdf(tl.tensor(x), tl.tensor(mean), tl.tensor(cov), lower_limit=tl.tensor(lower)).numpy(),
+            np.log(want),
+            rtol=1e-12,
+        )
+    g_mean, g_cov = tl.grad(lambda m, c: MVN.cdf(tl.tensor(x), m, c, lower_limit=tl.tensor(lower)), argnums=(0, 1))(
+        tl.tensor(mean), tl.tensor(cov)
+    )
+    np.testing.assert_allclose(g_mean.numpy(), central_differences(lambda m: scipy_cdf(m, cov), mean), atol=1e-7)
+    want = central_differences(lambda c: scipy_cdf(mean, c), cov)
+    want = (want + want.T) / 2 if want.ndim == 2 else want  # SciPy reads one triangle; tensorlib's is symmetric
+    np.testing.assert_allclose(g_cov.numpy(), want, atol=1e-7)
+
+
+def test_mvn_logcdf_without_a_lower_limit_is_scipys():
+    ss = pytest.importorskip("scipy.stats")
+    x, cov = np.array([[0.3, -1.2], [2.0, 0.5]]), np.array([[2.0, -0.4], [-0.4, 1.0]])
+    want = ss.multivariate_normal.logcdf(x, np.zeros(2), cov, abseps=1e-13, releps=1e-13)
+    np.testing.assert_allclose(MVN.logcdf(tl.tensor(x), 0.0, tl.tensor(cov)).numpy(), want, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"multivariate_normal.logcdf: .* lower_limit shape \(3,\) float64"):
+        MVN.logcdf(tl.tensor(x), 0.0, tl.tensor(cov), lower_limit=tl.zeros(3, "float64"))

@@ -339,3 +339,14 @@ def test_reduce_lr_on_plateau_drives_a_traced_step_and_refuses_bad_use():
         O.ReduceLROnPlateau(O.SGD(O.StepDecay(1.0, 2)), patience=0).step(1.0)
     with pytest.raises(RuntimeError, match="ReduceLROnPlateau.step: called while tl.function traces"):
         tl.function(lambda x: plateau.step(x))(tl.tensor(1.0))
+
+
+def test_functional_call_strict_needs_no_stream_position():
+    # With seed_state in variables, functional_call(strict=True) of a seeded Dropout model demanded a value for
+    # '1.seed_state' (a KeyError), as it does for weights; the stream's position is no value the call depends on.
+    model = tl.nn.Sequential(tl.nn.Dense(2, 3, seed=0), tl.nn.Dropout(0.5, seed=1))
+    kernel = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    values = {"0": {"kernel": kernel, "bias": np.zeros(3, np.float32)}}
+    got = tl.functional_call(model, values, (np.ones((1, 2), np.float32),), strict=True).numpy()
+    kept = got != 0
+    np.testing.assert_allclose(got[kept], (np.ones((1, 2)) @ kernel)[kept] * 2.0)
