@@ -138,20 +138,25 @@ def test_weighted_inverted_cdf_quantile_matches_numpy(data):
     if axis is not None and data.draw(st.booleans()):
         weights = rng.integers(1, 3, size=shape[axis]).astype(float)  # 1-d along the axis
     q = data.draw(st.sampled_from([0.0, 0.3, 0.5, 1.0, [0.1, 0.9]]))
-    keepdims = data.draw(st.booleans())
+    _weighted_quantiles_match_numpy("", a, q, axis, data.draw(st.booleans()), weights, weights)
+
+
+def _weighted_quantiles_match_numpy(prefix, a, q, axis, keepdims, weights, ours):
+    """tl.<prefix>quantile and tl.<prefix>percentile with method='inverted_cdf' and ``ours`` as weights against
+    NumPy's functions of the same names given ``weights`` (equal to ``ours``, or ``ours`` broadcast to a's shape);
+    where NumPy refuses (a slice's weights all zero), tensorlib raises its error naming the function."""
+    kw = {"axis": axis, "keepdims": keepdims, "method": "inverted_cdf"}
+    quantile, percentile = (getattr(np, prefix + name) for name in ("quantile", "percentile"))
     try:
-        want = np.quantile(a, q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
-    except ValueError:  # all weights of a slice zero
-        with pytest.raises(ValueError, match=r"quantile: weights included NaN, inf or were all zero"):
-            tl.quantile(tl.tensor(a), q, axis=axis, method="inverted_cdf", weights=tl.tensor(weights))
+        want = quantile(a, q, weights=weights, **kw)
+    except ValueError:
+        with pytest.raises(ValueError, match=rf"{prefix}quantile: weights included NaN, inf or were all zero"):
+            getattr(tl, prefix + "quantile")(tl.tensor(a), q, weights=tl.tensor(ours), **kw)
         return
-    got = tl.quantile(tl.tensor(a), q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=tl.tensor(weights))
-    _same(got, want)
+    _same(getattr(tl, prefix + "quantile")(tl.tensor(a), q, weights=tl.tensor(ours), **kw), want)
     percent = np.asarray(q) * 100
-    want = np.percentile(a, percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
-    _same(
-        tl.percentile(tl.tensor(a), percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights), want
-    )
+    want = percentile(a, percent, weights=weights, **kw)
+    _same(getattr(tl, prefix + "percentile")(tl.tensor(a), percent, weights=ours, **kw), want)
 
 
 def test_weighted_quantile_gradient_tracing_and_errors():
@@ -252,20 +257,7 @@ def test_weighted_nanquantile_matches_numpy(data):
         ours = rng.integers(1, 3, size=shape[axis]).astype(float)
         weights = np.broadcast_to(np.expand_dims(ours, tuple(i for i in range(len(shape)) if i != axis)), shape)
     q = data.draw(st.sampled_from([0.0, 0.4, 1.0, [0.2, 0.7]]))
-    keepdims = data.draw(st.booleans())
-    try:
-        want = np.nanquantile(a, q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
-    except ValueError:  # the weights of a slice's numbers all zero
-        with pytest.raises(ValueError, match=r"nanquantile: weights included NaN, inf or were all zero"):
-            tl.nanquantile(tl.tensor(a), q, axis=axis, method="inverted_cdf", weights=tl.tensor(ours))
-        return
-    got = tl.nanquantile(tl.tensor(a), q, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=tl.tensor(ours))
-    _same(got, want)
-    percent = np.asarray(q) * 100
-    want = np.nanpercentile(a, percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=weights)
-    _same(
-        tl.nanpercentile(tl.tensor(a), percent, axis=axis, keepdims=keepdims, method="inverted_cdf", weights=ours), want
-    )
+    _weighted_quantiles_match_numpy("nan", a, q, axis, data.draw(st.booleans()), weights, ours)
 
 
 def test_weighted_nanquantile_gradient_skips_nans():
