@@ -584,3 +584,19 @@ def test_gradient_at_a_big_endian_point_is_the_native_one():
     a = np.array([0.5, 1.5, -2.0], dtype=">f8")
     g = tl.grad(lambda x: tl.sum(tl.sin(x) * x))(a).numpy()
     np.testing.assert_allclose(g, np.cos(a) * a + np.sin(a), rtol=1e-15)
+
+
+def test_hessian_errors_name_hessian_not_the_jacobian_it_is_built_from():
+    # tl.hessian(..., holomorphic=True) of a real output, or at a real point, said "tl.jacobian: ...", naming a
+    # function the user did not call (DESIGN §5); the Hessian itself is unchanged.
+    with pytest.raises(TypeError, match=r"^tl\.hessian: with holomorphic=True, f must return complex tensors"):
+        tl.hessian(lambda z: tl.real(tl.sum(z * z)), holomorphic=True)(np.ones(2) + 0j)
+    with pytest.raises(TypeError, match=r"^tl\.hessian: holomorphic=True differentiates with respect to complex"):
+        tl.hessian(lambda z: tl.sum(z * z * z), holomorphic=True)(np.ones(2))
+    with pytest.raises(ValueError, match=r"^tl\.hessian: argnums 3 out of range"):
+        tl.hessian(lambda x: tl.sum(x), argnums=3)(np.ones(2))
+    z = np.array([1 + 2j, -0.5 + 1j])
+    h = tl.hessian(lambda v: tl.sum(v * v * v), holomorphic=True)(z).numpy()
+    np.testing.assert_allclose(h, np.diag(6 * z), rtol=1e-15)
+    with pytest.raises(TypeError, match=r"^tl\.jacobian: with holomorphic=True"):
+        tl.jacobian(lambda v: tl.real(v), holomorphic=True)(z)

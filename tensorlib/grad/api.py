@@ -500,19 +500,24 @@ def jacobian(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     >>> tl.jacobian(lambda z: z**2, holomorphic=True)(tl.tensor([1j, 2.0 + 0j])).numpy().tolist()
     [[2j, 0j], [0j, (4+0j)]]
     """
+    return _reverse_jacobian(f, argnums, has_aux, holomorphic, "tl.jacobian")
+
+
+def _reverse_jacobian(f, argnums, has_aux, holomorphic, what):
+    """:func:`jacobian`, its errors naming ``what`` (the public function the user called)."""
 
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
-        args, sources, treedefs = _sources(args, argnums, "tl.jacobian")
+        args, sources, treedefs = _sources(args, argnums, what)
         if holomorphic:
-            _complex_sources(sources, "tl.jacobian")
+            _complex_sources(sources, what)
         with GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             tape.watch(sources)
-            out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacobian")
-        leaves, outs, out_def = _outputs(out, "tl.jacobian")
-        _no_constants(leaves, outs, "tl.jacobian")
+            out, aux = _split_aux(f(*args, **kwargs), has_aux, what)
+        leaves, outs, out_def = _outputs(out, what)
+        _no_constants(leaves, outs, what)
         if holomorphic:
-            _complex_outputs(outs, "tl.jacobian")
+            _complex_outputs(outs, what)
         per_output = []
         for o in outs:
             jacs = _split(tape.jacobian(o, sources, unconnected_gradients="zero"), treedefs)
@@ -632,8 +637,8 @@ def hessian(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     >>> complex(tl.hessian(lambda z: z**3, holomorphic=True)(tl.tensor(1 + 2j)))  # 6 z
     (6+12j)
     """
-    inner = jacobian(_float_outputs(f, has_aux, holomorphic), argnums, has_aux, holomorphic)
-    return jacobian(inner, argnums, has_aux, holomorphic)
+    inner = _reverse_jacobian(_float_outputs(f, has_aux, holomorphic), argnums, has_aux, holomorphic, "tl.hessian")
+    return _reverse_jacobian(inner, argnums, has_aux, holomorphic, "tl.hessian")
 
 
 def _float_outputs(f, has_aux, holomorphic):
