@@ -911,17 +911,24 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
     if st.modes:
         return st.modes[-1].assign(var, value)
     check_assignable(var, value.backend, how)
-    for log in st.assign_logs:
-        log.setdefault(var._id, (var, var._value))
+    log_assign(var, st)
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.
     put_value(var, var.backend.copy(value._value) if from_caller else value._value, "eager")
     return var
 
 
+def log_assign(var: Variable, st=None) -> None:
+    """Tell this thread's :func:`assigns_logged` blocks that ``var`` is about to be assigned (eagerly, or by a
+    graph's assign step)."""
+    for log in (st or current_state()).assign_logs:
+        log.setdefault(var._id, (var, var._value))
+
+
 @contextlib.contextmanager
 def assigns_logged():
     """A dict that, inside the block, gets ``{var._id: (var, its raw value before its first assign)}`` for
-    every Variable this thread assigns eagerly (tl.remat's recomputation puts back what its first run changed)."""
+    every Variable this thread assigns, eagerly or in a graph run (tl.remat's recomputation puts back what its
+    first run changed; tl.jacfwd refuses an f that assigns)."""
     log: dict = {}
     logs = local_state().assign_logs
     logs.append(log)

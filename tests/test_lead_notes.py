@@ -600,3 +600,24 @@ def test_hessian_errors_name_hessian_not_the_jacobian_it_is_built_from():
     np.testing.assert_allclose(h, np.diag(6 * z), rtol=1e-15)
     with pytest.raises(TypeError, match=r"^tl\.jacobian: with holomorphic=True"):
         tl.jacobian(lambda v: tl.real(v), holomorphic=True)(z)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_jacfwd_of_an_f_that_assigns_refuses_before_changing_the_variable(traced):
+    # jacfwd ran f once (assigning v), then tl.vmap refused the assign in its mapped runs: the error left v
+    # changed by one run, and named tl.vmap.  Now it refuses naming tl.jacfwd with v as it was; tl.jacrev (one
+    # run of f) still assigns once and gives the Jacobian 2 I.
+    v = tl.Variable(np.zeros(2), name="acc")
+
+    def f(x):
+        v.assign_add(x)
+        return x * 2.0
+
+    g = tl.function(f) if traced else f
+    with pytest.raises(ValueError, match=r"^tl\.jacfwd: f assigns Variable 'acc' \(shape \(2,\), float64\)"):
+        tl.jacfwd(g)(np.ones(2))
+    np.testing.assert_array_equal(v.numpy(), [0.0, 0.0])
+    if not traced:  # (a traced assign_add reads v on jacrev's tape first, which its own rule refuses)
+        np.testing.assert_array_equal(tl.jacrev(g)(np.ones(2)).numpy(), 2.0 * np.eye(2))
+        np.testing.assert_array_equal(v.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(tl.jacfwd(lambda x: x * v)(np.array([3.0, 4.0])).numpy(), np.diag(v.numpy()))

@@ -568,7 +568,11 @@ def jacfwd(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
         # Every run of f draws what the first one drew (the Jacobian was of other dropout masks than the
         # output, the aux and tl.jacobian's, which all come from one run).
         start = _global_random_state()
-        out, aux = _split_aux(f(*args, **kwargs), has_aux, "tl.jacfwd")
+        with dispatch.assigns_logged() as assigned:
+            result = f(*args, **kwargs)
+        if assigned:
+            _refuse_assigns(assigned)
+        out, aux = _split_aux(result, has_aux, "tl.jacfwd")
         leaves, outs, out_def = _outputs(out, "tl.jacfwd")
         _no_constants(leaves, outs, "tl.jacfwd")
         if holomorphic:
@@ -610,6 +614,22 @@ def jacfwd(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
         return (jac, aux) if has_aux else jac
 
     return jac_f
+
+
+def _refuse_assigns(assigned) -> None:
+    """``tl.jacfwd``'s f assigned Variables (``assigned``: :func:`dispatch.assigns_logged`'s log): put back their
+    values from before it ran and refuse, before any mapped run of f (tl.vmap refused the first assign there,
+    after the first run had already changed the Variables)."""
+    for var, before in assigned.values():
+        dispatch.put_value(var, before)
+    from .vmap import AssignError
+
+    names = ", ".join(f"{var.name!r} (shape {tuple(var.shape)}, {var.dtype})" for var, _ in assigned.values())
+    raise AssignError(
+        f"tl.jacfwd: f assigns Variable {names}, and jacfwd runs f once per input element (mapped by tl.vmap), "
+        "which cannot assign; the Variables are left unchanged. Use tl.jacrev (one run of f, its assigns done once) "
+        "or return the new values from f and assign after"
+    )
 
 
 def _reverse_convention(along_real, along_imag):

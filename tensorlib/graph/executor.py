@@ -598,6 +598,7 @@ def _assign(var, raw):
     if not isinstance(var, Variable):
         raise TypeError(f"the graph assigns to its capture; pass a tl.Variable for it, got {type(var).__name__}")
     dispatch.check_assignable(var)
+    dispatch.log_assign(var)
     dispatch.put_value(var, raw, "graph")
 
 
