@@ -100,3 +100,116 @@ def test_gaussian_nll_loss_refuses_other_variance_shapes(var_shape):
         tl.nn.gaussian_nll_loss(x, x, np.ones(var_shape))
     with pytest.raises(ValueError, match="gaussian_nll_loss: var holds negative values"):
         tl.nn.gaussian_nll_loss(x, x, -1.0)
+
+
+# ---------------------------------------------------------------- Tensor.at[...] with JAX's mode=
+_UFUNC_AT = {
+    "add": lambda a, i, v: np.add.at(a, i, v),
+    "subtract": lambda a, i, v: np.subtract.at(a, i, v),
+    "multiply": lambda a, i, v: np.multiply.at(a, i, v),
+    "min": lambda a, i, v: np.minimum.at(a, i, v),
+    "max": lambda a, i, v: np.maximum.at(a, i, v),
+}
+
+
+def _at_reference(x, rows, values, how, mode):
+    """JAX's ``x.at[rows].<how>(values, mode=mode)`` along axis 0 as NumPy: negative rows counted from the end,
+    then clipped into the axis (``clip``) or dropped where out of bounds (``drop``), then NumPy's ``ufunc.at``
+    (repeated rows combine; ``divide`` and ``power`` by the product, ``set``'s last write wins)."""
+    n = x.shape[0]
+    rows = np.where(rows < 0, rows + n, rows)
+    if mode == "clip":
+        rows = np.clip(rows, 0, n - 1)
+    else:
+        keep = (rows >= 0) & (rows < n)
+        rows, values = rows[keep], values[keep]
+    out = x.copy()
+    if how == "set":
+        out[rows] = values
+    elif how in ("divide", "power"):
+        scale = np.ones_like(x)
+        np.multiply.at(scale, rows, values)
+        out = out / scale if how == "divide" else out**scale
+    else:
+        _UFUNC_AT[how](out, rows, values)
+    return out
+
+
+ROWS = np.array([0, 7, -1, 2, -8, 0, 4, -5])
+
+
+@pytest.mark.parametrize("how", ["set", "add", "subtract", "multiply", "divide", "power", "min", "max"])
+@pytest.mark.parametrize("mode", ["clip", "drop", "fill"])
+def test_at_update_modes_clip_and_drop_out_of_bounds_rows(how, mode):
+    # JAX's .at[i].<op>(v, mode=...) clips out-of-bounds indices into the axis or drops their updates ("fill" drops
+    # too, for updates); tensorlib's at[] had no mode= (a TypeError), so a JAX scatter with padding indices could
+    # not be ported.  Reference: NumPy's ufunc.at on the clipped or kept rows; the gradients against central
+    # differences (a dropped update has none); eager and traced with the rows as a tensor.
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.5, 2.0, (5, 3))
+    values = np.round(rng.uniform(0.5, 2.0, (ROWS.size, 3)), 1)
+    want = _at_reference(x, ROWS, values, how, mode)
+    got = getattr(tl.tensor(x).at[ROWS], how)(tl.tensor(values), mode=mode)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)
+    traced = tl.function(lambda a, i, v: getattr(a.at[i], how)(v, mode=mode))(x, tl.tensor(ROWS), values)
+    np.testing.assert_allclose(traced.numpy(), want, rtol=1e-14)
+    if how in ("add", "multiply", "power"):
+        weights = np.arange(15.0).reshape(5, 3)
+        gx, gv = tl.grad(lambda a, v: tl.sum(getattr(a.at[ROWS], how)(v, mode=mode) * weights), argnums=(0, 1))(
+            tl.tensor(x), tl.tensor(values)
+        )
+        np.testing.assert_allclose(
+            gx.numpy(), central_differences(lambda a: np.sum(_at_reference(a, ROWS, values, how, mode) * weights), x),
+            rtol=1e-6, atol=1e-7,
+        )  # fmt: skip
+        np.testing.assert_allclose(
+            gv.numpy(), central_differences(lambda v: np.sum(_at_reference(x, ROWS, v, how, mode) * weights), values),
+            rtol=1e-6, atol=1e-7,
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+def test_at_get_modes(mode):
+    # .at[i].get(mode="fill", fill_value=...) gives fill_value (NaN, the most negative int, by default) where an
+    # index is out of bounds, "clip" the nearest element, as JAX's; a second, sliced axis and a scalar index too.
+    x = np.arange(15.0).reshape(5, 3)
+    rows = np.where(ROWS < 0, ROWS + 5, ROWS)
+    inside = (rows >= 0) & (rows < 5)
+    if mode == "clip":
+        want = x[np.clip(rows, 0, 4)]
+    else:
+        want = np.where(inside[:, None], x[np.where(inside, rows, 0)], np.nan)
+    np.testing.assert_array_equal(tl.tensor(x).at[ROWS].get(mode=mode).numpy(), want)
+    np.testing.assert_array_equal(tl.tensor(x).at[:, np.array([2, 5])].get(mode=mode).numpy()[:, 0], x[:, 2])
+    ints = tl.tensor(np.arange(15).reshape(5, 3)).at[7, 1].get(mode=mode).numpy()
+    assert ints == (13 if mode == "clip" else np.iinfo(np.int64).min)
+    if mode == "fill":
+        np.testing.assert_array_equal(
+            tl.tensor(x).at[ROWS].get(mode=mode, fill_value=-1.5).numpy(), np.where(np.isnan(want), -1.5, want)
+        )
+        g = tl.grad(lambda a: tl.sum(a.at[ROWS].get(mode="fill", fill_value=0.0)))(tl.tensor(x)).numpy()
+        np.testing.assert_array_equal(g, np.bincount(rows[inside], minlength=5)[:, None] * np.ones((1, 3)))
+
+
+def test_at_mode_errors_and_the_default_still_raises():
+    x = tl.zeros((5, 3), "float64")
+    with pytest.raises(ValueError, match=r"Tensor.at\[...\].add: mode must be one of .* got 'wrap' \(tensor shape"):
+        x.at[1].add(1.0, mode="wrap")
+    with pytest.raises(IndexError, match=r"Tensor.at\[...\]: .*index 7 is out of bounds"):
+        x.at[ROWS].add(1.0)
+
+
+def test_at_modes_match_jax():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    jax.config.update("jax_enable_x64", True)
+    x = np.random.default_rng(2).standard_normal((5, 3))
+    index = (np.array([0, 9, -1, -7]), np.array([2, 2, -4, 0]))
+    for mode in ("clip", "drop"):
+        for how in ("add", "multiply", "max"):
+            want = getattr(jnp.asarray(x).at[index], how)(2.0, mode=mode)
+            got = getattr(tl.tensor(x).at[index], how)(2.0, mode=mode)
+            np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-14)
+    for mode in ("clip", "fill"):
+        want = jnp.asarray(x).at[index].get(mode=mode)
+        np.testing.assert_array_equal(tl.tensor(x).at[index].get(mode=mode).numpy(), np.asarray(want))
