@@ -312,6 +312,10 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         for t, before in reversed(done):
             t.assign(before)
         raise
+    for prefix, opt in optimizers.items():
+        head = f"{prefix}." if prefix else ""
+        if any(name.startswith(head) for name in arrays):  # the state holds this optimizer's: nothing stays stale
+            opt._state_loaded(f"{head}slots.", arrays)
     for opt, slots in restore:
         opt._restore_slots(slots)
     for opt in optimizers.values():

@@ -1120,17 +1120,35 @@ class Optimizer:
         return slots
 
     def _new_slot(self, key: str, name: str, var: Variable, restored) -> Variable:
-        """Slot ``name`` of ``var``: the checkpoint's value, or its start (0-d for counters and scalars)."""
-        if restored is not None:
-            value = restored.numpy()
-        elif name in self._counter_names:
-            value = np.int64(0)
-        elif name in self._scalar_names:
-            value = np.float64(self._slot_start(name))
-        else:
-            shape, dtype = _slot_layout(var)
-            value = np.full(shape, self._slot_start(name), dtype)
+        """Slot ``name`` of ``var``: the checkpoint's value, or its start."""
+        value = restored.numpy() if restored is not None else self._slot_begin(name, var)
         return Variable(value, name=f"{key}/{name}", trainable=False, backend=var.backend)
+
+    def _slot_begin(self, name: str, var: Variable) -> np.ndarray:
+        """The value slot ``name`` of ``var`` starts from (0-d for counters and scalars)."""
+        if name in self._counter_names:
+            return np.int64(0)
+        if name in self._scalar_names:
+            return np.float64(self._slot_start(name))
+        shape, dtype = _slot_layout(var)
+        return np.full(shape, self._slot_start(name), dtype)
+
+    def _state_loaded(self, head: str, names) -> None:
+        """After a checkpoint holding this optimizer's state loaded (its names ``head + key.slot``): every slot it
+        gave no value starts again, as a variable without state in a ``torch.optim`` ``load_state_dict`` does.
+        A partial load (``strict=False``) had kept such slots from before the load (moments of 3 steps beside a
+        step counter of 1; a pending slot of an earlier file, used at the first step), silently."""
+        given = {name[len(head) :] for name in names if name.startswith(head)}
+        for key in list(self._restored):
+            kept = {n: v for n, v in self._restored[key].items() if f"{key}.{n}" in given}
+            if kept:
+                self._restored[key] = kept
+            else:
+                del self._restored[key]
+        for key, var, slots in self._slots.values():
+            for name, slot in slots.items():
+                if f"{key}.{name}" not in given:
+                    slot.assign(self._slot_begin(name, var))
 
     def _new_key(self, path: str, var: Variable) -> str:
         """The slot key of a variable first seen at ``path``: the path, or ``path/name`` where another

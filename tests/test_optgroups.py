@@ -81,3 +81,57 @@ def test_boundary_hyperparameters_that_the_constructor_takes_still_load():
         target = make()
         target.load_state_dict(state)
         assert getattr(target, field) == value
+
+
+def _first_adam_step_is_lr(before: np.ndarray, after: np.ndarray, grad: np.ndarray, lr: float) -> None:
+    """Adam's first step from zero moments moves each coordinate by exactly ``lr`` against its gradient's sign
+    (``m_hat / sqrt(v_hat) = g / |g|``; epsilon=0 here), the NumPy reference of a variable without state."""
+    np.testing.assert_allclose(after, before - lr * np.sign(grad), rtol=0, atol=1e-12)
+
+
+def test_a_partial_load_restarts_the_slots_it_does_not_give():
+    # An Adam that stepped a and b three times, loaded (strict=False) with a file saved for a alone after one step:
+    # b kept its moments and its step counter of 3 beside a's loaded state, silently.  torch.optim's
+    # load_state_dict replaces the whole state: b has none, and its next step is a first step.
+    make = lambda: O.Adam(0.1, epsilon=0.0)  # noqa: E731
+    a, b = tl.Variable(np.array([1.0, -1.0])), tl.Variable(np.array([2.0]))
+    opt = _stepped(make, [a, b])
+    saved = _stepped(make, [tl.Variable(np.array([1.0, -1.0]))], steps=1).state_dict()
+    missing, _ = opt.load_state_dict(saved, strict=False)
+    assert sorted(missing) == ["slots.1.m", "slots.1.step", "slots.1.v"]
+    state = opt.state_dict()
+    for name in ("slots.1.m", "slots.1.v", "slots.1.step"):
+        np.testing.assert_array_equal(state[name], np.zeros_like(state[name]), err_msg=name)
+    grad = np.array([-0.3])
+    before = b.numpy().copy()
+    opt.apply([tl.tensor(np.array([0.5, 0.5])), tl.tensor(grad)], [a, b])
+    _first_adam_step_is_lr(before, b.numpy(), grad, 0.1)
+
+
+def test_a_second_load_forgets_the_pending_slots_of_the_first():
+    # A fresh optimizer keeps a file's slots until their variable is first seen; a second (partial) load of a
+    # file without them kept the first file's, and the first step of b started from them.
+    make = lambda: O.Adam(0.1, epsilon=0.0)  # noqa: E731
+    both = _stepped(make, [tl.Variable(np.array([1.0])), tl.Variable(np.array([2.0]))]).state_dict()
+    only_a = _stepped(make, [tl.Variable(np.array([1.0]))], steps=1).state_dict()
+    opt = make()
+    opt.load_state_dict(both)
+    opt.load_state_dict(only_a, strict=False)
+    assert not any(name.startswith("slots.1.") for name in opt.state_dict())
+    a, b = tl.Variable(np.array([1.0])), tl.Variable(np.array([2.0]))
+    grad = np.array([0.7])
+    opt.apply([tl.tensor(np.array([0.1])), tl.tensor(grad)], [a, b])
+    _first_adam_step_is_lr(np.array([2.0]), b.numpy(), grad, 0.1)
+
+
+def test_a_load_restarts_buffers_the_files_flags_do_not_use():
+    # SGD with momentum, loaded with a state saved without momentum: the old buffer stayed beside the loaded
+    # state, and turning momentum on again resumed from it (torch.optim starts a new buffer from the gradient).
+    w = tl.Variable(np.array([1.0, 2.0]))
+    opt = _stepped(lambda: O.SGD(0.1, momentum=0.9), [w])
+    opt.load_state_dict(_stepped(lambda: O.SGD(0.1), [tl.Variable(np.array([1.0, 2.0]))]).state_dict())
+    assert opt.momentum == 0.0
+    opt.momentum = 0.9
+    before, grad = w.numpy().copy(), np.array([1.0, -2.0])
+    opt.apply([tl.tensor(grad)], [w])
+    np.testing.assert_allclose(w.numpy(), before - 0.1 * grad, rtol=0, atol=1e-12)  # buf = g at the first step
