@@ -845,24 +845,34 @@ def _transpose_padding(padding, layer: str, rank: int = 2):
 
 class _Pool(Module):
     """Pooling layers: ``_function`` over ``ksize`` windows (``strides`` defaults to ``ksize``) of inputs with
-    ``_rank`` spatial dimensions; ``data_format=None`` is channels-last."""
+    ``_rank`` spatial dimensions; ``data_format=None`` is channels-last.  PyTorch's options (``ceil_mode``,
+    ``count_include_pad``, ``divisor_override`` for the averages, ``dilations``, ``ceil_mode``, ``return_indices``
+    for the maxima, an int ``padding``) are passed on to the function, as ``nn.MaxPool2d(3, 2, 1, ceil_mode=True)``:
+
+    >>> import tensorlib as tl
+    >>> tl.nn.MaxPool2D(3, 2, 1, data_format="NCHW", ceil_mode=True)(tl.ones((1, 1, 6, 6))).shape
+    (1, 1, 4, 4)
+    """
 
     _function = None
     _rank = 2
 
-    def __init__(self, ksize=2, strides=None, padding="VALID", data_format: str | None = None):
+    def __init__(self, ksize=2, strides=None, padding="VALID", data_format: str | None = None, **torch_options):
         super().__init__()
         self.ksize = ksize
         self.strides = ksize if strides is None else strides
         self.padding = padding
         self.data_format = _layer_format(self, data_format)
+        self.torch_options = dict(torch_options)
 
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
-        return type(self)._function(x, self.ksize, self.strides, self.padding, data_format=self.data_format)
+        function = type(self)._function
+        return function(x, self.ksize, self.strides, self.padding, data_format=self.data_format, **self.torch_options)
 
     def extra_repr(self) -> str:
         text = f"ksize={self.ksize}, strides={self.strides}, padding={self.padding!r}"
+        text += "".join(f", {k}={v!r}" for k, v in self.torch_options.items())
         return _with_format(self, text)
 
 

@@ -18,6 +18,7 @@ from tensorlib.testing.op_db_nnmore import (
     _multilabel_ref,
     _multilabel_soft_ref,
     _triplet_ref,
+    torch_pool_ref,
 )
 
 RNG = np.random.default_rng(20261203)
@@ -299,3 +300,198 @@ def test_pair_errors_name_the_arguments_the_caller_passed():
         tl.nn.margin_ranking_loss(np.ones(2), np.ones(3), np.ones(2))
     with pytest.raises(ValueError, match=r"^cosine_similarity: x1 shape \(2, 2\) \(float64\) and x2 shape \(3, 2\)"):
         tl.nn.cosine_similarity(np.ones((2, 2)), np.ones((3, 2)))
+
+
+# ------------------------------------------------------------------ PyTorch's pool options, max_unpool, lp_pool
+POOLS = {
+    1: (tl.nn.avg_pool1d, tl.nn.max_pool1d),
+    2: (tl.nn.avg_pool, tl.nn.max_pool),
+    3: (tl.nn.avg_pool3d, tl.nn.max_pool3d),
+}
+FORMATS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+# (rank, spatial size, ksize, stride, padding, dilation): ceil mode keeps, drops, or adds a partial window
+POOL_CASES = [
+    (1, 7, 3, 2, 1, 1),
+    (2, 5, 2, 2, 1, 1),
+    (2, 6, 3, 2, 1, 2),
+    (2, 7, 3, 3, 0, 1),
+    (3, 5, 2, 2, 1, 1),
+    (3, 6, 2, 3, 0, 2),
+]
+
+
+def _weights(shape):
+    return np.arange(int(np.prod(shape))).reshape(shape) % 3 + 1.0  # an uneven cotangent: each cell its own
+
+
+@pytest.mark.parametrize("rank, n, k, s, p, d", POOL_CASES)
+@pytest.mark.parametrize("ceil", [False, True])
+def test_torch_pool_options_match_pytorchs_definition_values_indices_and_gradients(rank, n, k, s, p, d, ceil):
+    x = RNG.standard_normal((2, 3) + (n,) * rank)
+    fmt = FORMATS[rank]
+    avg, mx = POOLS[rank]
+    values, indices = mx(x, k, s, p, fmt, dilations=d, ceil_mode=ceil, return_indices=True)
+    ref_values, ref_indices = torch_pool_ref(x, "max", k, s, p, d, ceil)
+    np.testing.assert_array_equal(values.numpy(), ref_values)
+    np.testing.assert_array_equal(indices.numpy(), ref_indices)
+    assert indices.dtype == tl.int64
+    # the gradient goes to the cell each index names
+    grad = _grad_sum(lambda v: mx(v, k, s, p, fmt, dilations=d, ceil_mode=ceil) * _weights(ref_values.shape), x)
+    expected = np.zeros((6, n**rank))
+    np.add.at(expected, (np.arange(6)[:, None], ref_indices.reshape(6, -1)), _weights(ref_values.shape).reshape(6, -1))
+    np.testing.assert_allclose(grad.numpy(), expected.reshape(x.shape), rtol=1e-15)
+    channels_last = mx(np.moveaxis(x, 1, -1), k, s, p, dilations=d, ceil_mode=ceil)  # Keras' layout too
+    np.testing.assert_array_equal(np.moveaxis(channels_last.numpy(), -1, 1), ref_values)
+    if d == 1:
+        for include in (True, False):
+            for divisor in (None, 5):
+                got = avg(x, k, s, p, fmt, count_include_pad=include, ceil_mode=ceil, divisor_override=divisor)
+                ref = torch_pool_ref(x, "avg", k, s, p, 1, ceil, include, divisor)[0]
+                np.testing.assert_allclose(got.numpy(), ref, rtol=1e-13)
+            check_grads(lambda v: avg(v, k, s, p, fmt, count_include_pad=include, ceil_mode=ceil), (x,), order=2)
+
+
+@pytest.mark.parametrize("rank, n, k, s, p, d", POOL_CASES)
+def test_torch_pool_options_match_torch(rank, n, k, s, p, d):
+    torch = _torch()
+    F = torch.nn.functional
+    x = RNG.standard_normal((2, 3) + (n,) * rank)
+    fmt = FORMATS[rank]
+    avg, mx = POOLS[rank]
+    t_avg, t_max = {1: (F.avg_pool1d, F.max_pool1d), 2: (F.avg_pool2d, F.max_pool2d), 3: (F.avg_pool3d, F.max_pool3d)}[
+        rank
+    ]
+    for ceil in (False, True):
+        t = torch.tensor(x, requires_grad=True)
+        out, idx = t_max(t, k, s, p, d, ceil, return_indices=True)
+        (out * torch.tensor(_weights(out.shape))).sum().backward()
+        values, indices = mx(x, k, s, p, fmt, dilations=d, ceil_mode=ceil, return_indices=True)
+        np.testing.assert_array_equal(values.numpy(), out.detach().numpy())
+        np.testing.assert_array_equal(indices.numpy(), idx.numpy())
+        grad = _grad_sum(lambda v: mx(v, k, s, p, fmt, dilations=d, ceil_mode=ceil) * _weights(out.shape), x)
+        np.testing.assert_array_equal(grad.numpy(), t.grad.numpy())
+        if d > 1:
+            continue
+        for include in (True, False):
+            t = torch.tensor(x, requires_grad=True)
+            extra = {"divisor_override": 3} if rank > 1 and include else {}
+            out = t_avg(t, k, s, p, ceil, include, **extra)
+            (out * torch.tensor(_weights(out.shape))).sum().backward()
+            f = lambda v: avg(v, k, s, p, fmt, count_include_pad=include, ceil_mode=ceil, **extra)
+            np.testing.assert_allclose(f(x).numpy(), out.detach().numpy(), rtol=1e-13)
+            grad = _grad_sum(lambda v: f(v) * _weights(out.shape), x)
+            np.testing.assert_allclose(grad.numpy(), t.grad.numpy(), rtol=1e-13)
+
+
+def test_max_pool_indices_name_the_first_maximum_or_the_last_nan_as_torch():
+    x = np.array([[[1.0, 3.0, 3.0, 0.0, np.nan, 0.0, np.nan, 2.0]]])
+    values, indices = tl.nn.max_pool1d(x, 4, 4, "VALID", "NCW", dilations=1, return_indices=True)
+    np.testing.assert_array_equal(values.numpy(), [[[3.0, np.nan]]])
+    assert indices.numpy().tolist() == [[[1, 6]]]
+    grad = _grad_sum(
+        lambda v: tl.nn.max_pool1d(v, 3, 1, 0, "NCW", return_indices=True)[0], np.array([[[2.0, 2.0, 1.0]]])
+    )
+    assert grad.numpy().tolist() == [[[1.0, 0.0, 0.0]]]  # ties: the first maximum takes it all (PyTorch)
+
+
+def test_max_unpool_inverts_max_pool_with_indices_and_its_gradient_gathers():
+    x = RNG.standard_normal((2, 3, 4, 6))
+    values, indices = tl.nn.max_pool(x, 2, 2, "VALID", "NCHW", return_indices=True)
+    unpooled = tl.nn.max_unpool(values, indices, 2, data_format="NCHW").numpy()
+    kept = unpooled != 0
+    np.testing.assert_array_equal(unpooled[kept], x[kept])
+    assert kept.reshape(2, 3, 2, 2, 3, 2).sum((3, 5)).tolist() == np.ones((2, 3, 2, 3)).tolist()  # one per window
+    w = RNG.standard_normal(x.shape)
+    grad = _grad_sum(lambda v: tl.nn.max_unpool(v, indices, 2, data_format="NCHW") * w, values.numpy())
+    np.testing.assert_array_equal(
+        grad.numpy(),
+        np.take_along_axis(w.reshape(2, 3, -1), indices.numpy().reshape(2, 3, -1), 2).reshape(values.shape),
+    )
+    bigger = tl.nn.max_unpool(values, indices, 2, data_format="NCHW", output_size=(5, 7))
+    assert bigger.shape == (2, 3, 5, 7)
+    with pytest.raises(
+        ValueError, match=r"^max_unpool: output_size must give the 2 spatial sizes, each from the default \(4, 6\)"
+    ):
+        tl.nn.max_unpool(values, indices, 2, data_format="NCHW", output_size=(6, 6))
+    with pytest.raises(ValueError, match=r"^max_unpool: indices must lie in \[0, 24\)"):
+        tl.nn.max_unpool(values, indices.numpy() + 30, 2, data_format="NCHW")
+
+
+def test_max_unpool_matches_torch():
+    torch = _torch()
+    F = torch.nn.functional
+    x = RNG.standard_normal((2, 3, 6, 6))
+    out, idx = F.max_pool2d(torch.tensor(x), 3, 3, return_indices=True)
+    t = out.clone().requires_grad_(True)
+    u = F.max_unpool2d(t, idx, 3, 3, output_size=(7, 8))
+    (u * torch.tensor(_weights(u.shape))).sum().backward()
+    got = tl.nn.max_unpool(out.numpy(), idx.numpy(), 3, 3, data_format="NCHW", output_size=(7, 8))
+    np.testing.assert_array_equal(got.numpy(), u.detach().numpy())
+    grad = _grad_sum(
+        lambda v: tl.nn.max_unpool(v, idx.numpy(), 3, 3, 0, "NCHW", (7, 8)) * _weights(u.shape), out.numpy()
+    )
+    np.testing.assert_array_equal(grad.numpy(), t.grad.numpy())
+
+
+def test_lp_pool_is_the_windows_p_norm_and_matches_torch():
+    x = np.abs(RNG.standard_normal((2, 5, 5, 3))) + 0.1
+    for p in (1.0, 2.0, 3.5):
+        got = tl.nn.lp_pool(x, p, 2).numpy()
+        windows = x[:, :4, :4].reshape(2, 2, 2, 2, 2, 3)
+        np.testing.assert_allclose(got, (windows**p).sum((2, 4)) ** (1 / p), rtol=1e-13)
+        check_grads(lambda v: tl.nn.lp_pool(v, p, 2, 1, True), (x,), order=2)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(np.moveaxis(x, -1, 1), requires_grad=True)
+    out = torch.nn.functional.lp_pool2d(t, 2.5, 3, 2, ceil_mode=True)
+    out.sum().backward()
+    f = lambda v: tl.nn.lp_pool(v, 2.5, 3, 2, True, "NCHW")
+    np.testing.assert_allclose(f(t.detach().numpy()).numpy(), out.detach().numpy(), rtol=1e-13)
+    np.testing.assert_allclose(_grad_sum(f, t.detach().numpy()).numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_pool_options_trace_with_an_unknown_batch_and_map():
+    x = RNG.standard_normal((3, 5, 5, 2))
+    spec = tl.TensorSpec((None, 5, 5, 2), tl.float64)
+    f = tl.function(lambda v: tl.nn.max_pool(v, 3, 2, 1, dilations=2, ceil_mode=True, return_indices=True))
+    for traced, eager in zip(
+        f.get_graph(spec)(x), tl.nn.max_pool(x, 3, 2, 1, dilations=2, ceil_mode=True, return_indices=True)
+    ):
+        np.testing.assert_array_equal(traced.numpy(), eager.numpy())
+    g = tl.function(lambda v: tl.nn.avg_pool(v, 3, 2, 1, count_include_pad=False, ceil_mode=True))
+    np.testing.assert_allclose(
+        g.get_graph(spec)(x).numpy(),
+        tl.nn.avg_pool(x, 3, 2, 1, count_include_pad=False, ceil_mode=True).numpy(),
+        rtol=1e-14,
+    )
+    mapped = tl.vmap(lambda v: tl.nn.max_pool(v, 3, 2, 1, dilations=2, return_indices=True)[1])(x[:, None])
+    np.testing.assert_array_equal(
+        mapped.numpy()[:, 0], tl.nn.max_pool(x, 3, 2, 1, dilations=2, return_indices=True)[1].numpy()
+    )
+
+
+def test_pool_layers_take_torchs_options():
+    x = RNG.standard_normal((1, 2, 7, 7))
+    layer = tl.nn.MaxPool2D(3, 2, 1, data_format="NCHW", ceil_mode=True, return_indices=True)
+    _, indices = layer(x)
+    np.testing.assert_array_equal(indices.numpy(), torch_pool_ref(x, "max", 3, 2, 1, 1, True)[1])
+    avg = tl.nn.AvgPool1D(3, 2, 1, data_format="NCW", count_include_pad=False, ceil_mode=True)
+    np.testing.assert_allclose(avg(x[:, :, 0]).numpy(), torch_pool_ref(x[:, :, 0], "avg", 3, 2, 1, 1, True, False)[0])
+    assert "ceil_mode=True" in repr(layer)
+
+
+def test_pool_option_errors_name_the_function_and_the_input():
+    x = np.ones((1, 1, 4, 4))
+    with pytest.raises(
+        ValueError, match=r"^AvgPool: explicit padding 1 needs count_include_pad=True \(PyTorch's default"
+    ):
+        tl.nn.avg_pool(x, 2, 2, 1, "NCHW", ceil_mode=True)
+    with pytest.raises(ValueError, match=r"^MaxPool: ceil_mode needs 'VALID' or explicit padding, got 'SAME'"):
+        tl.nn.max_pool(x, 2, 2, "SAME", "NCHW", ceil_mode=True)
+    with pytest.raises(ValueError, match=r"^max_pool3d: each padding must be smaller than the window 2, got \(2, 2\)"):
+        tl.nn.max_pool3d(np.ones((1, 1, 4, 4, 4)), 2, 2, 2, "NCDHW", ceil_mode=True)
+    with pytest.raises(ValueError, match=r"^AvgPool: divisor_override must be a nonzero int, got 0"):
+        tl.nn.avg_pool(x, 2, 2, "VALID", "NCHW", divisor_override=0)
+    with pytest.raises(ValueError, match=r"^MaxPool: a window covers no input cell \(only padding\)"):
+        tl.nn.max_pool(np.ones((1, 1, 1, 1)), 2, 1, 1, "NCHW", dilations=2)
+    with pytest.raises(TypeError, match=r"^MaxPool: input must be a floating-point tensor"):
+        tl.nn.max_pool(np.ones((1, 4, 4, 1), np.int64), 2, 2, 0)

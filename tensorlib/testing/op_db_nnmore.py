@@ -313,4 +313,187 @@ def _loss_entries():
     ]
 
 
-OPINFOS = _activation_entries() + _loss_entries()
+# ---------------------------------------------------------------- PyTorch's pool options, max_unpool, lp_pool
+def _out_size(n, k, s, p, d, ceil):
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil else span // s) + 1
+    return out - 1 if ceil and (out - 1) * s >= n + p else out
+
+
+def torch_pool_ref(x, kind, k, s, p, d=1, ceil=False, include=True, divisor=None, first=True):
+    """PyTorch's pools by their definition, one output cell at a time (channels first, or last): windows start
+    at ``o * s - p``, taps ``d`` apart; a max over the cells inside the input (the first maximum, or the last
+    NaN, with its flat index); an average's sum over them divided by the window clipped to the padded input
+    (``include``) or to the input, or by ``divisor``."""
+    y = x.astype(np.float64) if first else np.moveaxis(x.astype(np.float64), -1, 1)
+    sizes = y.shape[2:]
+    outs = [_out_size(n, k, s, p, d, ceil) for n in sizes]
+    values, indices = np.zeros(y.shape[:2] + tuple(outs)), np.zeros(y.shape[:2] + tuple(outs), np.int64)
+    for cell in np.ndindex(*outs):
+        starts = [o * s - p for o in cell]
+        taps = [[st + j * d for j in range(k) if 0 <= st + j * d < n] for st, n in zip(starts, sizes)]
+        block = y[(slice(None), slice(None), *np.ix_(*taps))].reshape(y.shape[:2] + (-1,))
+        flat = np.ravel_multi_index(np.ix_(*taps), sizes).ravel()
+        if kind == "max":
+            nan = np.isnan(block)
+            pick = np.where(nan.any(-1), block.shape[-1] - 1 - np.argmax(nan[..., ::-1], -1), np.argmax(block, -1))
+            values[(slice(None), slice(None), *cell)] = np.take_along_axis(block, pick[..., None], -1)[..., 0]
+            indices[(slice(None), slice(None), *cell)] = flat[pick]
+            continue
+        if divisor is None:
+            ends = [min(st + k, n + p) for st, n in zip(starts, sizes)]
+            count = np.prod([e - st for st, e in zip(starts, ends)]) if include else np.prod([len(t) for t in taps])
+        else:
+            count = divisor
+        values[(slice(None), slice(None), *cell)] = block.sum(-1) / count
+    if not first:
+        values, indices = np.moveaxis(values, 1, -1), np.moveaxis(indices, 1, -1)
+    return values.astype(x.dtype), indices
+
+
+_POOLS = {1: ("avg_pool1d", "max_pool1d"), 2: ("avg_pool", "max_pool"), 3: ("avg_pool3d", "max_pool3d")}
+_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+
+
+@st.composite
+def _pool_geometry(draw, dtype, dilated):
+    rank = draw(st.integers(1, 3))
+    k = draw(st.integers(1, 3))
+    d = draw(st.integers(1, 2)) if dilated else 1
+    p = draw(st.integers(0, (d * (k - 1) + 1) // 2))
+    s = draw(st.integers(1, 3))
+    n_min = d * (k - 1) + 1  # every window then holds an input cell
+    sizes = tuple(draw(st.integers(n_min, n_min + 3)) for _ in range(rank))
+    first = draw(st.booleans())
+    shape = (draw(st.integers(1, 2)),) + ((2,) + sizes if first else sizes + (2,))
+    x = draw(tensors(dtype, shape, st.integers(-50, 50).map(float)))  # distinct-ish values: few ties
+    x = x + np.arange(x.size).reshape(x.shape).astype(dtype) * dtype.type(0.01)
+    return rank, x, k, s, p, d, draw(st.booleans()), first
+
+
+@st.composite
+def _avg_options_draw(draw, dtype):
+    rank, x, k, s, p, _, ceil, first = draw(_pool_geometry(dtype, False))
+    divisor = draw(st.none() | st.integers(1, 5))
+    return SampleInput((x, rank, k, s, p, ceil, draw(st.booleans()), divisor, first))
+
+
+def _avg_options(x, rank, k, s, p, ceil, include, divisor, first):
+    fn = getattr(tl.nn, _POOLS[rank][0])
+    options = {"ceil_mode": ceil, "count_include_pad": include, "divisor_override": divisor}
+    return fn(x, k, s, p, _FORMATS[rank][first], **options)
+
+
+def _avg_options_ref(x, rank, k, s, p, ceil, include, divisor, first):
+    return torch_pool_ref(x, "avg", k, s, p, 1, ceil, include, divisor, first)[0]
+
+
+@st.composite
+def _max_options_draw(draw, dtype):
+    rank, x, k, s, p, d, ceil, first = draw(_pool_geometry(dtype, True))
+    return SampleInput((x, rank, k, s, p, d, ceil, first))
+
+
+def _max_options(x, rank, k, s, p, d, ceil, first):
+    fn = getattr(tl.nn, _POOLS[rank][1])
+    return fn(x, k, s, p, _FORMATS[rank][first], dilations=d, ceil_mode=ceil, return_indices=True)
+
+
+def _max_options_ref(x, rank, k, s, p, d, ceil, first):
+    return torch_pool_ref(x, "max", k, s, p, d, ceil, first=first)
+
+
+@st.composite
+def _unpool_draw(draw, dtype):
+    rank, x, k, _, _, _, _, first = draw(_pool_geometry(dtype, False))
+    spatial = range(2, 2 + rank) if first else range(1, 1 + rank)
+    x = x[tuple(slice(0, x.shape[a] // k * k) if a in spatial else slice(None) for a in range(x.ndim))]
+    values, indices = torch_pool_ref(x, "max", k, k, 0, first=first)  # non-overlapping windows tiling x
+    return SampleInput((values, indices, k, None, 0, _FORMATS[rank][first]), grad_argnums=(0,))
+
+
+def _unpool_ref(values, indices, k, strides, padding, data_format):
+    first = data_format[1] == "C"
+    v, i = (values, indices) if first else (np.moveaxis(values, -1, 1), np.moveaxis(indices, -1, 1))
+    sizes = tuple(n * k for n in v.shape[2:])
+    out = np.zeros(v.shape[:2] + (int(np.prod(sizes)),), values.dtype)
+    np.put_along_axis(out, i.reshape(v.shape[:2] + (-1,)), v.reshape(v.shape[:2] + (-1,)), axis=2)
+    out = out.reshape(v.shape[:2] + sizes)
+    return out if first else np.moveaxis(out, 1, -1)
+
+
+@st.composite
+def _lp_draw(draw, dtype):
+    rank, x, k, s, _, _, ceil, first = draw(_pool_geometry(dtype, False))
+    x = np.abs(x) + dtype.type(0.5)
+    return SampleInput((x, draw(st.sampled_from([1.0, 2.0, 3.0])), k, s, ceil, _FORMATS[rank][first]))
+
+
+def _lp_ref(x, norm, k, s, ceil, data_format):
+    first = data_format[1] == "C"
+    powered = x.astype(np.float64) ** norm
+    average = torch_pool_ref(powered, "avg", k, s, 0, 1, ceil, True, None, first)[0]
+    return ((average * k ** (x.ndim - 2)) ** (1 / norm)).astype(x.dtype)
+
+
+def _pool_entries():
+    return [
+        OpInfo(
+            "nn.avg_pool(ceil_mode, count_include_pad, divisor_override)",
+            _avg_options,
+            _avg_options_ref,
+            _avg_options_draw,
+            ("PadV2", "AvgPool", "GatherV2", "Sum", "Mul"),
+            atol=1e-5,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((1, 1, 4, 4)), 2, 3, 1, 1, False, None, None, True),
+                    exc=ValueError,
+                    match=r"^AvgPool: explicit padding 1 needs count_include_pad=True",
+                ),
+            ),
+        ),
+        OpInfo(
+            "nn.max_pool(dilations, ceil_mode, return_indices)",
+            _max_options,
+            _max_options_ref,
+            _max_options_draw,
+            ("PadV2", "GatherV2", "TakeAlongAxis", "Transpose"),
+            kinks=True,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((1, 1, 4, 4)), 2, 2, 1, 2, 1, False, True),
+                    exc=ValueError,
+                    match=r"^MaxPool: each padding must be smaller than the window 2",
+                ),
+            ),
+        ),
+        OpInfo(
+            "nn.max_unpool",
+            tl.nn.max_unpool,
+            _unpool_ref,
+            _unpool_draw,
+            ("Reshape", "ScatterNdUpdate", "GatherNd"),
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((1, 1, 2)), np.array([[[0, 9]]]), 2, None, 0, "NCW"),
+                    exc=ValueError,
+                    match=r"^max_unpool: indices must lie in \[0, 4\)",
+                ),
+            ),
+        ),
+        OpInfo(
+            "nn.lp_pool",
+            tl.nn.lp_pool,
+            _lp_ref,
+            _lp_draw,
+            ("Pow", "AvgPool", "Mul"),
+            atol=1e-5,
+            error_inputs=(
+                ErrorInput((np.ones((1, 4, 1)), 0.0, 2), exc=ValueError, match=r"^lp_pool: norm_type must be"),
+            ),
+        ),
+    ]
+
+
+OPINFOS = _activation_entries() + _loss_entries() + _pool_entries()

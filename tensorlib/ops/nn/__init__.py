@@ -97,7 +97,7 @@ from .margin_losses import (
     triplet_margin_with_distance_loss,
 )
 from .normalization import group_norm, l2_normalize, layer_norm, normalize, rms_norm
-from .pool import avg_pool, max_pool
+from .pool import avg_pool, lp_pool, max_pool, max_unpool
 from .torch_activations import hardshrink, rrelu, softmin, softshrink, tanhshrink, threshold
 from .volume import avg_pool3d, conv3d, max_pool3d
 
@@ -173,6 +173,9 @@ __all__ = [
     "swish",
     "weighted_cross_entropy_with_logits",
     "weighted_moments",
+    # PyTorch's further pools
+    "lp_pool",
+    "max_unpool",
     # PyTorch's further activations
     "hardshrink",
     "rrelu",

@@ -27,7 +27,8 @@ from .activations import softmax, softplus
 from .conv_composed import _check_width, _one, _padding_1d
 from .dropout import dropout
 from .normalization import _affine, _epsilon, _float_input, _standardized, _widened
-from .pool import avg_pool, max_pool
+from .pool import avg_pool, max_pool, torch_pool
+from .window_pool import tf_padding
 
 
 def _where(x) -> str:
@@ -280,29 +281,35 @@ def _pool1d(kind, input, ksize, strides, padding, data_format):
 
 
 @_op_type(None, tensors=("input",))
-def max_pool1d(input, ksize, strides, padding, data_format: str = "NWC") -> Tensor:
+def max_pool1d(input, ksize, strides, padding, data_format: str = "NWC", **torch_options) -> Tensor:
     """1-D max pooling of ``(batch, width, channels)`` (``data_format="NCW"``: channels first): TensorFlow's
     ``tf.nn.max_pool1d``, :func:`max_pool` on a height-1 image.  ``ksize`` and ``strides`` as an int, ``[k]``
     or ``[1, k, 1]``; ``padding`` ``"VALID"``, ``"SAME"`` or explicit ``(left, right)``, each smaller than
-    ``ksize`` (PyTorch's ``max_pool1d(x, k, s, padding=p)`` is ``(p, p)``).
+    ``ksize`` (PyTorch's ``max_pool1d(x, k, s, padding=p)`` is ``(p, p)``, or ``p``).  PyTorch's ``dilations``,
+    ``ceil_mode`` and ``return_indices`` as :func:`max_pool`'s.
 
     >>> import tensorlib as tl
     >>> tl.nn.max_pool1d(tl.tensor([[[1.0], [3.0], [2.0], [0.0]]]), 2, 2, "VALID").numpy().ravel().tolist()
     [3.0, 2.0]
     """
+    if torch_options or not tf_padding(padding):
+        return torch_pool("max", "max_pool1d", input, ksize, strides, padding, data_format, **torch_options)
     return _pool1d(max_pool, input, ksize, strides, padding, data_format)
 
 
 @_op_type(None, tensors=("input",))
-def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC") -> Tensor:
+def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC", **torch_options) -> Tensor:
     """1-D average pooling of ``(batch, width, channels)`` (``data_format="NCW"``: channels first):
     TensorFlow's ``tf.nn.avg_pool1d``, :func:`avg_pool` on a height-1 image (``"SAME"`` averages only the
-    cells inside the input, as TensorFlow does).
+    cells inside the input, as TensorFlow does).  PyTorch's explicit ``padding`` with ``count_include_pad``,
+    ``ceil_mode`` and ``divisor_override`` as :func:`avg_pool`'s.
 
     >>> import tensorlib as tl
     >>> tl.nn.avg_pool1d(tl.tensor([[[1.0], [3.0], [2.0]]]), 2, 2, "SAME").numpy().ravel().tolist()
     [2.0, 2.0]
     """
+    if torch_options or not tf_padding(padding):
+        return torch_pool("avg", "avg_pool1d", input, ksize, strides, padding, data_format, **torch_options)
     return _pool1d(avg_pool, input, ksize, strides, padding, data_format)
 
 

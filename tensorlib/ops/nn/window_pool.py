@@ -1,0 +1,210 @@
+"""PyTorch's pooling geometry, and pools over gathered windows for what the AvgPool and MaxPool kernels do not
+cover: ``ceil_mode`` (the last window must start inside the input or its left padding), ``count_include_pad``,
+``divisor_override``, dilated max pooling, ``return_indices`` (flat indices into the spatial dimensions, per
+example and channel), for 1, 2 or 3 spatial dimensions, channels last or first.
+
+A pooled axis of ``n`` cells, padded with ``(left, right)`` plus the cells ceil mode adds on the right, becomes two
+axes ``(out, k)``: the window cells, one gather.  A max takes each window's first maximum (its last NaN, as
+PyTorch's), read back with ``take_along_axis`` so that its gradient goes to that cell alone; an average is a sum
+over the window cells divided by PyTorch's divisor.  Every step is an op, so gradients (to any order), tracing
+and every backend come from them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...dispatch import as_tensor
+from ...tensor import Tensor
+from .. import array as array_ops
+from .. import math as math_ops
+from .. import reduce as reduce_ops
+from .. import shape as shape_ops
+from ._common import _index
+from .adaptive import _max_indices
+
+LAYOUTS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+
+
+def where_of(x) -> str:
+    return f"(input shape {tuple(x.shape)}, {x.dtype})"
+
+
+def spatial_axes(x, data_format, name: str) -> tuple:
+    """``(rank, the spatial axes, channels_first)`` of ``x`` laid out as ``data_format`` (None: channels last)."""
+    rank = x.ndim - 2
+    if rank not in LAYOUTS:
+        raise ValueError(
+            f"{name}: input must have 1, 2 or 3 spatial dimensions besides batch and channels {where_of(x)}"
+        )
+    layouts = LAYOUTS[rank]
+    data_format = layouts[0] if data_format is None else data_format
+    if data_format not in layouts:
+        raise ValueError(f"{name}: data_format must be {layouts[0]!r} or {layouts[1]!r} for this input {where_of(x)}")
+    first = data_format[1] == "C"
+    axes = tuple(range(2, 2 + rank)) if first else tuple(range(1, 1 + rank))
+    if any(x.shape[a] is None for a in axes):
+        raise ValueError(f"{name}: the spatial sizes must be known {where_of(x)}")
+    return rank, axes, first
+
+
+def window(value, rank: int, what: str, name: str, first: bool) -> tuple:
+    """An int, ``rank`` ints, or TensorFlow's ``rank + 2`` form (1 for batch and channels) -> ``rank`` ints >= 1."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        items = (int(value),) * rank
+    else:
+        try:
+            items = tuple(_index(v) for v in value)
+        except (TypeError, ValueError):
+            items = ()
+        if len(items) == rank + 2 and items[0] == 1 and items[1 if first else -1] == 1:
+            items = items[2:] if first else items[1:-1]
+    if len(items) != rank or min(items) < 1:
+        raise ValueError(f"{name}: {what} must be an int >= 1 or {rank} of them, got {value!r}")
+    return items
+
+
+def tf_padding(padding) -> bool:
+    """TensorFlow's padding: a string or (before, after) pairs; PyTorch's ints take :func:`explicit_pads`."""
+    return isinstance(padding, str) or (
+        isinstance(padding, (tuple, list)) and all(isinstance(p, (tuple, list)) for p in padding)
+    )
+
+
+def explicit_pads(padding, rank: int, name: str):
+    """``"VALID"``, ``"SAME"``, or PyTorch's ``p`` / ``(p, ...)`` / ``((left, right), ...)`` -> ``rank`` pairs."""
+    if isinstance(padding, str) and padding.upper() in ("VALID", "SAME"):
+        return padding.upper()
+    if isinstance(padding, (int, np.integer)) and not isinstance(padding, bool) and padding >= 0:
+        return ((int(padding), int(padding)),) * rank
+    try:
+        items = tuple(padding)
+        pairs = tuple((_index(p), _index(p)) if np.ndim(p) == 0 else tuple(_index(v) for v in p) for p in items)
+    except (TypeError, ValueError):
+        pairs = ()
+    if len(pairs) == rank + 2 and pairs[0] == (0, 0):  # TensorFlow's form, batch and channels unpadded
+        pairs = pairs[1:-1] if pairs[-1] == (0, 0) else pairs[2:]
+    if len(pairs) != rank or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        raise ValueError(
+            f"{name}: padding must be 'VALID', 'SAME', an int, {rank} ints or {rank} (before, after) pairs, got "
+            f"{padding!r}"
+        )
+    return pairs
+
+
+def geometry(n: int, k: int, s: int, d: int, pads, ceil_mode: bool, name: str, where: str) -> tuple:
+    """``(out, left, right, extra)`` of one axis: PyTorch's output size (ceil mode keeps a last window only where
+    it starts inside the input or its left padding) and the cells ceil mode pads on the right beyond ``right``."""
+    effective = d * (k - 1) + 1
+    if pads == "SAME":
+        out = -(-n // s)
+        total = max((out - 1) * s + effective - n, 0)
+        pads = (total // 2, total - total // 2)
+    elif pads == "VALID":
+        pads = (0, 0)
+    left, right = pads
+    if max(left, right) >= effective:
+        raise ValueError(f"{name}: each padding must be smaller than the window {effective}, got {pads} {where}")
+    span = n + left + right - effective
+    if span < 0:
+        raise ValueError(f"{name}: the window {effective} is larger than the padded input {n + left + right} {where}")
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + left:
+        out -= 1
+    return out, left, right, max(0, (out - 1) * s + effective - (n + left + right))
+
+
+def divisors(n: int, k: int, s: int, out: int, left: int, right: int, count_include_pad: bool) -> np.ndarray:
+    """PyTorch's ``avg_pool`` divisor of each window of one axis: the window clipped to the padded input (ceil
+    mode's cells never count), or to the input alone."""
+    start = np.arange(out) * s - left
+    end = np.minimum(start + k, n + right)
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, n) - np.maximum(start, 0)
+
+
+def padded(x, axes: tuple, geoms: list, fill):
+    pairs = [(0, 0)] * x.ndim
+    for axis, (_, left, right, extra) in zip(axes, geoms):
+        pairs[axis] = (left, right + extra)
+    if not any(sum(p) for p in pairs):
+        return x
+    return shape_ops.pad(x, pairs, fill)
+
+
+def gathered(x, axes: tuple, geoms: list, ksize: tuple, strides: tuple, dilations: tuple):
+    """``x`` (padded) with each pooled axis replaced by its windows' cells, those moved last and flattened:
+    ``(..., out_1, ..., out_r, ..., K)`` with ``K = prod(ksize)``."""
+    for axis, (out, *_), k, s, d in reversed(list(zip(axes, geoms, ksize, strides, dilations))):
+        table = (np.arange(out) * s)[:, None] + (np.arange(k) * d)[None, :]
+        shape = tuple(-1 if size is None else size for size in x.shape)
+        x = shape_ops.take(x, table.ravel(), axis=axis)
+        x = shape_ops.reshape(x, shape[:axis] + (out, k) + shape[axis + 1 :])
+    window_axes = [axis + i + 1 for i, axis in enumerate(axes)]
+    rest = [a for a in range(x.ndim) if a not in window_axes]
+    x = shape_ops.transpose(x, rest + window_axes)
+    shape = tuple(-1 if size is None else size for size in x.shape[: len(rest)])
+    return shape_ops.reshape(x, shape + (int(np.prod(ksize)),))
+
+
+def _to_layout(table: np.ndarray, x_ndim: int, axes: tuple) -> np.ndarray:
+    """A ``(out_1, ..., out_r, ...)`` table shaped to broadcast against pooled outputs laid out as ``x``."""
+    shape = [1] * x_ndim
+    for axis, size in zip(axes, table.shape):
+        shape[axis] = size
+    return table.reshape(tuple(shape) + table.shape[len(axes) :])
+
+
+def cell_tables(in_sizes, geoms, ksize, strides, dilations) -> tuple:
+    """``(flat, tap)``, both ``(out_1, ..., out_r, K)``: each window cell's flat index into the unpadded spatial
+    dimensions (PyTorch's ``return_indices``), and its tap number, -1 for a padding cell."""
+    flat, valid = np.zeros((1,) * (2 * len(ksize)), np.int64), np.ones((1,) * (2 * len(ksize)), bool)
+    stride = 1
+    for i in reversed(range(len(ksize))):
+        out, left = geoms[i][0], geoms[i][1]
+        cells = (np.arange(out) * strides[i])[:, None] + (np.arange(ksize[i]) * dilations[i])[None, :] - left
+        shape = [1] * (2 * len(ksize))
+        shape[i], shape[len(ksize) + i] = out, ksize[i]
+        cells = cells.reshape(shape)
+        flat, valid = flat + cells * stride, valid & (cells >= 0) & (cells < in_sizes[i])
+        stride *= in_sizes[i]
+    outs = tuple(g[0] for g in geoms)
+    taps = np.broadcast_to(np.arange(int(np.prod(ksize))).reshape(ksize), valid.shape)
+    flat = np.broadcast_to(flat, valid.shape).reshape(outs + (-1,))
+    return flat, np.where(valid, taps, -1).reshape(outs + (-1,))
+
+
+def gathered_max(x, axes: tuple, geoms: list, ksize, strides, dilations, return_indices: bool, name: str):
+    """The max of each window (its first maximum, or its last NaN) and, with ``return_indices``, its flat index."""
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    windows = gathered(padded(x, axes, geoms, fill), axes, geoms, ksize, strides, dilations)
+    flat, taps = cell_tables([x.shape[a] for a in axes], geoms, ksize, strides, dilations)
+    if (taps < 0).all(-1).any():  # dilated taps stepping over a small input: a window of padding alone
+        raise ValueError(f"{name}: a window covers no input cell (only padding) {where_of(x)}")
+    taps = _to_layout(taps, x.ndim, axes)
+    local = shape_ops.expand_dims(_max_indices(windows, (-1,), taps), -1)
+    values = shape_ops.squeeze(array_ops.take_along_axis(windows, local, axis=-1), -1)
+    if not return_indices:
+        return values
+    positions = as_tensor(_to_layout(flat, x.ndim, axes))
+    return values, shape_ops.squeeze(array_ops.take_along_axis(positions, local, axis=-1), -1)
+
+
+def gathered_sum(x, axes: tuple, geoms: list, ksize, strides) -> Tensor:
+    ones = (1,) * len(ksize)
+    return reduce_ops.sum(gathered(padded(x, axes, geoms, 0), axes, geoms, ksize, strides, ones), axis=-1)
+
+
+def avg_divisor(x, axes: tuple, geoms: list, ksize, strides, count_include_pad: bool) -> np.ndarray:
+    """PyTorch's divisor of every window, shaped to broadcast against the pooled output."""
+    table = np.ones((), np.int64)
+    for (out, left, right, _), n, k, s in zip(geoms, [x.shape[a] for a in axes], ksize, strides):
+        table = np.multiply.outer(table, divisors(n, k, s, out, left, right, count_include_pad))
+    return _to_layout(table, x.ndim, axes)
+
+
+def scaled(y: Tensor, factor: np.ndarray) -> Tensor:
+    """``y * factor`` (a NumPy table), skipped where every factor is 1, in ``y``'s dtype."""
+    if np.all(factor == 1):
+        return y
+    return math_ops.multiply(y, as_tensor(factor.astype(y.dtype)))
