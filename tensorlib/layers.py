@@ -112,6 +112,7 @@ __all__ = [
     "Threshold",
     "Softplus",
     "RReLU",
+    "LocalResponseNorm",
     "Cropping1D",
     "Cropping2D",
     "Cropping3D",
@@ -2266,6 +2267,32 @@ class RReLU(Module):
         return f"lower={self.lower}, upper={self.upper}"
 
 
+class LocalResponseNorm(Module):
+    """PyTorch's ``nn.LocalResponseNorm(size, alpha=1e-4, beta=0.75, k=1.0)`` over the channel ``axis`` (PyTorch's
+    1 by default; -1 for channels last): :func:`tl.nn.local_response_norm`.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.LocalResponseNorm(2, alpha=1.0, beta=1.0)(np.array([[2.0, 0.0]])).numpy().tolist()
+    [[0.6666666666666666, 0.0]]
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0, axis: int = 1):
+        super().__init__()
+        self.size = _int_argument(size, "size", "LocalResponseNorm")
+        for name, value in (("alpha", alpha), ("beta", beta), ("k", k)):
+            if not _number_in(value, -math.inf, math.inf) or math.isinf(value):
+                raise ValueError(f"LocalResponseNorm: {name} must be a finite number, got {value!r}")
+        self.alpha, self.beta, self.k = float(alpha), float(beta), float(k)
+        self.axis = _int_argument(axis, "axis", "LocalResponseNorm")
+
+    def forward(self, x):
+        x = _as_tensor(x, self)
+        return _nn.local_response_norm(x, self.size, self.alpha, self.beta, self.k, self.axis)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}, axis={self.axis}"
+
+
 # ------------------------------------------------------------------ recurrent layers (on tl.scan)
 class _Recurrent(Module):
     """Keras' recurrent layers over ``(batch, time, features)`` inputs: one ``tl.scan`` over time (a ``Scan`` node
@@ -4010,12 +4037,6 @@ class _PixelShuffle(Module):
         self.factor = _positive(self._FACTOR, factor, type(self).__name__)
         self.data_format = _data_format(data_format, type(self).__name__)
 
-    def _input(self, x):
-        x = _image(x, type(self).__name__, 2, self.data_format)
-        if self.data_format == "NCHW":
-            return x, x.shape[0], x.shape[1], x.shape[2], x.shape[3]
-        return x, x.shape[0], x.shape[3], x.shape[1], x.shape[2]
-
     def extra_repr(self) -> str:
         text = f"{self._FACTOR}={self.factor}"
         return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
@@ -4038,19 +4059,8 @@ class PixelShuffle(_PixelShuffle):
     _FACTOR = "upscale_factor"
 
     def forward(self, x):
-        x, n, c, h, w = self._input(x)
-        r = self.factor
-        if c is None or c % (r * r) or None in (h, w):
-            raise ValueError(
-                f"PixelShuffle: the channels must be known and a multiple of upscale_factor**2 = {r * r}, and the "
-                f"height and width known, got input shape {_shown(x)} ({self.data_format})"
-            )
-        c //= r * r
-        if self.data_format == "NCHW":
-            y = _shape.transpose(_shape.reshape(x, (-1, c, r, r, h, w)), (0, 1, 4, 2, 5, 3))
-            return _shape.reshape(y, (_batch_size(n), c, h * r, w * r))
-        y = _shape.transpose(_shape.reshape(x, (-1, h, w, c, r, r)), (0, 1, 4, 2, 5, 3))
-        return _shape.reshape(y, (_batch_size(n), h * r, w * r, c))
+        x = _image(x, type(self).__name__, 2, self.data_format)
+        return _nn.composed.shuffled(x, self.factor, self.data_format, "PixelShuffle")
 
 
 class PixelUnshuffle(_PixelShuffle):
@@ -4065,19 +4075,8 @@ class PixelUnshuffle(_PixelShuffle):
     _FACTOR = "downscale_factor"
 
     def forward(self, x):
-        x, n, c, h, w = self._input(x)
-        r = self.factor
-        if None in (c, h, w) or h % r or w % r:
-            raise ValueError(
-                f"PixelUnshuffle: the height and width must be known multiples of downscale_factor={r}, got input "
-                f"shape {_shown(x)} ({self.data_format})"
-            )
-        h, w = h // r, w // r
-        if self.data_format == "NCHW":
-            y = _shape.transpose(_shape.reshape(x, (-1, c, h, r, w, r)), (0, 1, 3, 5, 2, 4))
-            return _shape.reshape(y, (_batch_size(n), c * r * r, h, w))
-        y = _shape.transpose(_shape.reshape(x, (-1, h, r, w, r, c)), (0, 1, 3, 5, 2, 4))
-        return _shape.reshape(y, (_batch_size(n), h, w, c * r * r))
+        x = _image(x, type(self).__name__, 2, self.data_format)
+        return _nn.composed.unshuffled(x, self.factor, self.data_format, "PixelUnshuffle")
 
 
 class Bilinear(Module):

@@ -495,3 +495,65 @@ def test_pool_option_errors_name_the_function_and_the_input():
         tl.nn.max_pool(np.ones((1, 1, 1, 1)), 2, 1, 1, "NCHW", dilations=2)
     with pytest.raises(TypeError, match=r"^MaxPool: input must be a floating-point tensor"):
         tl.nn.max_pool(np.ones((1, 4, 4, 1), np.int64), 2, 2, 0)
+
+
+# ------------------------------------------------------------------ pixel_shuffle, pixel_unshuffle, local_response_norm
+def test_pixel_shuffle_functions_follow_torchs_channel_order_and_invert_each_other():
+    x = RNG.standard_normal((2, 12, 3, 4))  # NCHW, r = 2: 3 channels of 2 x 2 blocks
+    y = tl.nn.pixel_shuffle(x, 2, "NCHW").numpy()
+    for c in range(3):
+        for i in range(2):
+            for j in range(2):
+                np.testing.assert_array_equal(y[:, c, i::2, j::2], x[:, c * 4 + i * 2 + j])
+    np.testing.assert_array_equal(tl.nn.pixel_unshuffle(y, 2, "NCHW").numpy(), x)
+    last = tl.nn.pixel_shuffle(np.moveaxis(x, 1, -1), 2).numpy()  # NHWC: the same order
+    np.testing.assert_array_equal(np.moveaxis(last, -1, 1), y)
+    np.testing.assert_array_equal(tl.nn.PixelShuffle(2, data_format="NCHW")(x).numpy(), y)
+    with pytest.raises(ValueError, match=r"^pixel_shuffle: the channels must be known and a multiple of upscale"):
+        tl.nn.pixel_shuffle(np.ones((1, 3, 2, 2)), 2, "NCHW")
+    with pytest.raises(ValueError, match=r"^pixel_unshuffle: downscale_factor must be a positive integer, got 0"):
+        tl.nn.pixel_unshuffle(np.ones((1, 4, 2, 2)), 0)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(y, torch.nn.functional.pixel_shuffle(torch.tensor(x), 2).numpy())
+    np.testing.assert_array_equal(
+        tl.nn.pixel_unshuffle(y, 2, "NCHW").numpy(), torch.nn.functional.pixel_unshuffle(torch.tensor(y), 2).numpy()
+    )
+
+
+def _lrn_ref(x, size, alpha, beta, k):
+    channels = x.shape[1]
+    out = np.empty_like(x)
+    for c in range(channels):
+        near = range(max(0, c - size // 2), min(channels, c + (size - 1) // 2 + 1))
+        out[:, c] = x[:, c] / (k + alpha / size * sum(x[:, j] ** 2 for j in near)) ** beta
+    return out
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_local_response_norm_matches_its_definition_and_torch(size):
+    x = RNG.standard_normal((2, 4, 3, 2)) * 3
+    got = tl.nn.local_response_norm(x, size, alpha=0.3, beta=0.6, k=1.5).numpy()
+    np.testing.assert_allclose(got, _lrn_ref(x, size, 0.3, 0.6, 1.5), rtol=1e-13)
+    last = tl.nn.local_response_norm(np.moveaxis(x, 1, -1), size, 0.3, 0.6, 1.5, axis=-1).numpy()
+    np.testing.assert_allclose(np.moveaxis(last, -1, 1), got, rtol=1e-14)
+    check_grads(lambda v: tl.nn.local_response_norm(v, size, 0.3, 0.6, 1.5), (x[:1, :, :2, :1],), order=2)
+    np.testing.assert_allclose(tl.nn.LocalResponseNorm(size, 0.3, 0.6, 1.5)(x).numpy(), got, rtol=1e-15)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(x, requires_grad=True)
+    out = torch.nn.functional.local_response_norm(t, size, 0.3, 0.6, 1.5)
+    (out * torch.tensor(_weights(out.shape))).sum().backward()
+    np.testing.assert_allclose(got, out.detach().numpy(), rtol=1e-12)
+    grad = _grad_sum(lambda v: tl.nn.local_response_norm(v, size, 0.3, 0.6, 1.5) * _weights(x.shape), x)
+    np.testing.assert_allclose(grad.numpy(), t.grad.numpy(), rtol=1e-11)
+
+
+def test_local_response_norm_traces_with_an_unknown_batch_and_refuses_bad_sizes():
+    x = RNG.standard_normal((3, 5, 4))
+    f = tl.function(lambda v: tl.nn.local_response_norm(v, 3))
+    np.testing.assert_allclose(
+        f.get_graph(tl.TensorSpec((None, 5, 4), tl.float64))(x).numpy(), _lrn_ref(x, 3, 1e-4, 0.75, 1.0), rtol=1e-13
+    )
+    with pytest.raises(ValueError, match=r"^local_response_norm: size must be a positive int, got 0"):
+        tl.nn.local_response_norm(x, 0)
+    with pytest.raises(ValueError, match=r"^local_response_norm: input needs a batch and a channel axis"):
+        tl.nn.local_response_norm(np.ones(3), 2)

@@ -496,4 +496,68 @@ def _pool_entries():
     ]
 
 
-OPINFOS = _activation_entries() + _loss_entries() + _pool_entries()
+@st.composite
+def _pixel_draw(draw, dtype):
+    r = draw(st.integers(1, 3))
+    c, h, w = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    fmt = draw(st.sampled_from(["NHWC", "NCHW"]))
+    shape = (draw(st.integers(1, 2)), c * r * r, h, w) if fmt == "NCHW" else (1, h, w, c * r * r)
+    return SampleInput((draw(tensors(dtype, shape)), r, fmt))
+
+
+def _pixel_ref(x, r, fmt):
+    y = x if fmt == "NCHW" else np.moveaxis(x, -1, 1)
+    n, c, h, w = y.shape
+    y = y.reshape(n, c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(n, c // (r * r), h * r, w * r)
+    return y if fmt == "NCHW" else np.moveaxis(y, 1, -1)
+
+
+def _unpixel_ref(x, r, fmt):
+    y = x if fmt == "NCHW" else np.moveaxis(x, -1, 1)
+    n, c, h, w = y.shape
+    y = y.reshape(n, c, h // r, r, w // r, r).transpose(0, 1, 3, 5, 2, 4).reshape(n, c * r * r, h // r, w // r)
+    return y if fmt == "NCHW" else np.moveaxis(y, 1, -1)
+
+
+@st.composite
+def _unpixel_draw(draw, dtype):
+    x, r, fmt = draw(_pixel_draw(dtype)).args
+    return SampleInput((_pixel_ref(x, r, fmt), r, fmt))
+
+
+@st.composite
+def _lrn_draw(draw, dtype):
+    x = draw(tensors(dtype, (draw(st.integers(1, 2)), draw(st.integers(1, 5)), draw(st.integers(1, 3)))))
+    return SampleInput((x, draw(st.integers(1, 4)), 0.5, 0.75, 1.0))
+
+
+def _lrn_ref(x, size, alpha, beta, k):
+    y = x.astype(np.float64)
+    channels = y.shape[1]
+    out = np.empty_like(y)
+    for c in range(channels):
+        near = range(max(0, c - size // 2), min(channels, c + (size - 1) // 2 + 1))
+        out[:, c] = y[:, c] / (k + alpha / size * sum(y[:, j] ** 2 for j in near)) ** beta
+    return out.astype(x.dtype)
+
+
+def _reshape_entries():
+    return [
+        OpInfo("nn.pixel_shuffle", tl.nn.pixel_shuffle, _pixel_ref, _pixel_draw, ("Reshape", "Transpose")),
+        OpInfo("nn.pixel_unshuffle", tl.nn.pixel_unshuffle, _unpixel_ref, _unpixel_draw, ("Reshape", "Transpose")),
+        OpInfo(
+            "nn.local_response_norm",
+            tl.nn.local_response_norm,
+            _lrn_ref,
+            _lrn_draw,
+            ("PadV2", "GatherV2", "Sum", "Pow", "Div"),
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((1, 3)), 0), exc=ValueError, match=r"^local_response_norm: size must be a positive"
+                ),
+            ),
+        ),
+    ]
+
+
+OPINFOS = _activation_entries() + _loss_entries() + _pool_entries() + _reshape_entries()

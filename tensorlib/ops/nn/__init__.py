@@ -26,9 +26,12 @@ from .composed import (
     in_top_k,
     instance_norm,
     l2_loss,
+    local_response_norm,
     log_poisson_loss,
     max_pool1d,
     normalize_moments,
+    pixel_shuffle,
+    pixel_unshuffle,
     prelu,
     resize,
     scaled_dot_product_attention,
@@ -173,7 +176,10 @@ __all__ = [
     "swish",
     "weighted_cross_entropy_with_logits",
     "weighted_moments",
-    # PyTorch's further pools
+    # PyTorch's further pools, reshapes and normalizations
+    "local_response_norm",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "lp_pool",
     "max_unpool",
     # PyTorch's further activations
