@@ -60,6 +60,11 @@ __all__ = [
     "Adadelta",
     "Lion",
     "StepDecay",
+    "MultiStepDecay",
+    "LinearSchedule",
+    "LambdaSchedule",
+    "SequentialSchedule",
+    "ChainedSchedule",
     "CosineDecay",
     "Warmup",
     "ExponentialDecay",
@@ -309,7 +314,9 @@ class StepDecay:
 class CosineDecay:
     """From ``initial`` down to ``alpha * initial`` along half a cosine over ``decay_steps``, then constant.
 
-    ``lr(t) = initial * (alpha + (1 - alpha) * (1 + cos(pi * min(t, T) / T)) / 2)``.
+    ``lr(t) = initial * (alpha + (1 - alpha) * (1 + cos(pi * min(t, T) / T)) / 2)`` (Keras' ``CosineDecay``;
+    PyTorch's ``CosineAnnealingLR(T_max=T, eta_min=alpha * initial)`` up to ``T``, past which torch's rate rises
+    again along the cosine).
 
     >>> import tensorlib as tl
     >>> s = tl.optimizers.CosineDecay(1.0, decay_steps=100)
@@ -559,6 +566,140 @@ class OneCycle:
             else:
                 value = start + (end - start) * pct
             rate = value if rate is None else _math_ops.where(t <= last, value, rate)
+        return rate
+
+
+class MultiStepDecay:
+    """``initial * gamma ** (the number of milestones <= step)`` (PyTorch's ``MultiStepLR``: the rate changes at
+    each milestone itself; a milestone given twice counts twice, as there).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.MultiStepDecay(1.0, milestones=[2, 5], gamma=0.5)
+    >>> [float(s(t)) for t in (0, 1, 2, 4, 5, 100)]
+    [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, initial: float, milestones, gamma: float = 0.1):
+        who = "MultiStepDecay"
+        self.initial, self.gamma = _non_negative(initial, who, "initial"), _non_negative(gamma, who, "gamma")
+        self.milestones = sorted(_count(m, who, f"milestones[{i}]") for i, m in enumerate(milestones))
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        passed = _math_ops.cast(t * 0.0, _dt.float64)
+        for milestone in self.milestones:
+            passed = passed + _math_ops.cast(t >= milestone, _dt.float64)
+        return self.initial * _math_ops.power(self.gamma, passed)
+
+
+class LinearSchedule:
+    """``initial`` times a factor going linearly from ``start_factor`` to ``end_factor`` over ``total_steps``,
+    then ``end_factor`` (PyTorch's ``LinearLR``: a warm-up with ``start_factor < 1``, a decay with
+    ``end_factor < 1``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.LinearSchedule(1.0, start_factor=0.25, total_steps=3)
+    >>> [float(s(t)) for t in (0, 1, 2, 3, 10)]
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, initial: float, start_factor: float = 1.0 / 3.0, end_factor: float = 1.0, total_steps: int = 5):
+        who = "LinearSchedule"
+        self.initial, self.total_steps = (
+            _non_negative(initial, who, "initial"),
+            _whole_steps(total_steps, who, "total_steps"),
+        )
+        self.start_factor = _non_negative(start_factor, who, "start_factor")
+        self.end_factor = _non_negative(end_factor, who, "end_factor")
+        if self.start_factor == 0.0:  # torch.optim refuses it too: start_factor in (0, 1]
+            raise ValueError(f"{who}: start_factor must be > 0, got {start_factor!r}")
+
+    def __call__(self, step) -> Tensor:
+        progress = _math_ops.minimum(_as_step(step), float(self.total_steps)) / self.total_steps
+        return self.initial * (self.start_factor + (self.end_factor - self.start_factor) * progress)
+
+
+class LambdaSchedule:
+    """``initial * factor(step)`` (PyTorch's ``LambdaLR``), ``factor`` called with the step as a 0-d float64 tensor,
+    so that a traced step reads it at every call: write it in tensor arithmetic (``lambda t: 0.95 ** t``;
+    ``tl.minimum``/``tl.where`` for a branch, not Python's ``min`` or ``if``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.LambdaSchedule(0.1, lambda t: 0.5 ** t)
+    >>> [round(float(s(t)), 6) for t in (0, 1, 3)]
+    [0.1, 0.05, 0.0125]
+    """
+
+    def __init__(self, initial: float, factor):
+        if not callable(factor):
+            raise TypeError(f"LambdaSchedule: factor must be a callable of the step, got {type(factor).__name__}")
+        self.initial, self.factor = _non_negative(initial, "LambdaSchedule", "initial"), factor
+
+    def __call__(self, step) -> Tensor:
+        return self.initial * _lr_at(self.factor, _as_step(step))
+
+
+class SequentialSchedule:
+    """``schedules[0]`` until ``milestones[0]``, then ``schedules[1]`` from its own step 0, and so on (PyTorch's
+    ``SequentialLR``: each schedule starts over at its milestone).
+
+    >>> import tensorlib as tl
+    >>> warmup = tl.optimizers.LinearSchedule(1.0, start_factor=0.5, total_steps=2)
+    >>> decay = tl.optimizers.ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)
+    >>> s = tl.optimizers.SequentialSchedule([warmup, decay], milestones=[2])
+    >>> [float(s(t)) for t in (0, 1, 2, 3, 4)]
+    [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, schedules, milestones):
+        who = "SequentialSchedule"
+        self.schedules = [_schedule_of(s) if callable(s) else _non_negative(s, who, "schedules[i]") for s in schedules]
+        self.milestones = [_count(m, who, f"milestones[{i}]") for i, m in enumerate(milestones)]
+        if len(self.milestones) != len(self.schedules) - 1 or any(
+            b <= a for a, b in zip(self.milestones, self.milestones[1:])
+        ):
+            raise ValueError(
+                f"{who}: needs increasing milestones, one fewer than schedules; got {len(self.schedules)} schedules "
+                f"and milestones {list(milestones)}"
+            )
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        rate = _lr_at(self.schedules[0], t)
+        for milestone, schedule in zip(self.milestones, self.schedules[1:]):
+            rate = _math_ops.where(t >= milestone, _lr_at(schedule, _math_ops.maximum(t - milestone, 0.0)), rate)
+        return rate
+
+
+class ChainedSchedule:
+    """The schedules' factors multiplied: ``initial * prod(s(step) / initial)``, for schedules of one ``initial``
+    (PyTorch's ``ChainedScheduler`` of multiplicative schedulers, ``LinearLR``, ``ExponentialLR``, ``StepLR``,
+    ``MultiStepLR``, ``ConstantLR``, ``LambdaLR``: each scales the rate the one before it set).
+
+    >>> import tensorlib as tl
+    >>> warmup = tl.optimizers.LinearSchedule(1.0, start_factor=0.5, total_steps=2)
+    >>> decay = tl.optimizers.ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)
+    >>> s = tl.optimizers.ChainedSchedule([warmup, decay])
+    >>> [float(s(t)) for t in (0, 1, 2, 3)]
+    [0.5, 0.375, 0.25, 0.125]
+    """
+
+    def __init__(self, schedules):
+        who = "ChainedSchedule"
+        self.schedules = list(schedules)
+        initials = {getattr(s, "initial", None) for s in self.schedules}
+        if not self.schedules or None in initials or len(initials) != 1:
+            raise ValueError(
+                f"{who}: needs schedules with one initial rate (each has `initial`, as the base rate torch's "
+                f"schedulers share), got {[getattr(s, 'initial', type(s).__name__) for s in self.schedules]}"
+            )
+        (self.initial,) = initials
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        rate = _lr_at(self.schedules[0], t)
+        for schedule in self.schedules[1:]:
+            rate = rate * (_lr_at(schedule, t) / self.initial) if self.initial else rate * 0.0
         return rate
 
 

@@ -367,3 +367,110 @@ def test_a_copy_of_an_optimizer_keeps_its_groups():
     opt2.apply([tl.tensor([1.0]), tl.tensor([1.0])], [a2, b2])
     np.testing.assert_allclose([a2.numpy()[0], b2.numpy()[0]], [0.9, 0.5])
     np.testing.assert_array_equal([a.numpy()[0], b.numpy()[0]], [1.0, 1.0])
+
+
+# ------------------------------------------------------------------ torch's schedulers, as schedules of the step
+def _multistep(t, milestones, gamma):
+    return gamma ** sum(t >= m for m in milestones)
+
+
+def _linear(t, start, end, total):
+    return start + (end - start) * min(t, total) / total
+
+
+# (tensorlib schedule, NumPy formula of the step, torch scheduler) for a base rate of 0.8.
+_SCHEDULES = {
+    "MultiStepDecay": (
+        lambda: O.MultiStepDecay(0.8, [3, 7, 7, 12], gamma=0.3),
+        lambda t: 0.8 * _multistep(t, [3, 7, 7, 12], 0.3),
+        lambda L, o: L.MultiStepLR(o, [3, 7, 7, 12], gamma=0.3),
+    ),
+    "LinearSchedule": (
+        lambda: O.LinearSchedule(0.8, start_factor=0.1, end_factor=0.7, total_steps=9),
+        lambda t: 0.8 * _linear(t, 0.1, 0.7, 9),
+        lambda L, o: L.LinearLR(o, start_factor=0.1, end_factor=0.7, total_iters=9),
+    ),
+    "LambdaSchedule": (
+        lambda: O.LambdaSchedule(0.8, lambda t: 0.9**t),
+        lambda t: 0.8 * 0.9**t,
+        lambda L, o: L.LambdaLR(o, lambda e: 0.9**e),
+    ),
+    "SequentialSchedule": (
+        lambda: O.SequentialSchedule(
+            [O.LinearSchedule(0.8, 0.2, 1.0, 4), O.ExponentialDecay(0.8, 1, 0.9), O.StepDecay(0.8, 3, 0.5)], [5, 12]
+        ),
+        lambda t: 0.8 * (_linear(t, 0.2, 1.0, 4) if t < 5 else 0.9 ** (t - 5) if t < 12 else 0.5 ** ((t - 12) // 3)),
+        lambda L, o: L.SequentialLR(
+            o, [L.LinearLR(o, 0.2, 1.0, 4), L.ExponentialLR(o, 0.9), L.StepLR(o, 3, 0.5)], milestones=[5, 12]
+        ),
+    ),
+    "ChainedSchedule": (
+        lambda: O.ChainedSchedule(
+            [O.LinearSchedule(0.8, 0.2, 1.0, 4), O.ExponentialDecay(0.8, 1, 0.9), O.MultiStepDecay(0.8, [6, 9], 0.5)]
+        ),
+        lambda t: 0.8 * _linear(t, 0.2, 1.0, 4) * 0.9**t * _multistep(t, [6, 9], 0.5),
+        lambda L, o: L.ChainedScheduler(
+            [L.LinearLR(o, 0.2, 1.0, 4), L.ExponentialLR(o, 0.9), L.MultiStepLR(o, [6, 9], 0.5)]
+        ),
+    ),
+    "CosineAnnealingWarmRestarts": (
+        lambda: O.CosineDecayRestarts(0.8, 4, t_mul=2.0, alpha=0.05 / 0.8),
+        None,
+        lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=4, T_mult=2, eta_min=0.05),
+    ),
+    "CosineAnnealingLR": (  # up to T_max: past it torch's rate rises again along the cosine, Keras' stays
+        lambda: O.CosineDecay(0.8, 10, alpha=0.1 / 0.8),
+        lambda t: 0.1 + (0.8 - 0.1) * (1 + np.cos(np.pi * min(t, 10) / 10)) / 2,
+        lambda L, o: L.CosineAnnealingLR(o, T_max=10, eta_min=0.1),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, case in _SCHEDULES.items() if case[1] is not None))
+def test_torch_schedulers_as_schedules_follow_their_formulas_in_a_traced_step(name):
+    make, formula, _ = _SCHEDULES[name]
+    w = tl.Variable(np.array([0.0]))
+    opt = O.SGD([w], lr=make())
+    step = tl.function(lambda: opt.apply([tl.tensor([-1.0])], [w]))
+    moved = []
+    for _ in range(20):
+        before = float(w[0])
+        step()
+        moved.append(float(w[0]) - before)  # the rate of this step: the gradient is -1
+    np.testing.assert_allclose(moved, [formula(t) for t in range(20)], rtol=1e-13, atol=1e-15)
+    assert step.trace_count == 1
+
+
+@pytest.mark.parametrize("name", sorted(_SCHEDULES))
+def test_schedules_match_torch_lr_schedulers(name):
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    make, _, make_torch = _SCHEDULES[name]
+    p = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=0.8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's "scheduler.step() before optimizer.step()" on construction
+        scheduler = make_torch(torch.optim.lr_scheduler, opt)
+        rates = []
+        for _ in range(30):
+            rates.append(opt.param_groups[0]["lr"])
+            opt.step()
+            scheduler.step()
+    schedule = make()
+    steps = 11 if name == "CosineAnnealingLR" else 30  # CosineDecay is Keras' past T_max
+    np.testing.assert_allclose([float(schedule(t)) for t in range(steps)], rates[:steps], rtol=1e-13, atol=1e-15)
+
+
+def test_schedule_arguments_are_checked():
+    for make, message in [
+        (lambda: O.MultiStepDecay(0.1, [2, -1]), r"MultiStepDecay: milestones\[1\] must be a whole number >= 0"),
+        (lambda: O.LinearSchedule(0.1, start_factor=0.0), r"LinearSchedule: start_factor must be > 0"),
+        (lambda: O.LinearSchedule(0.1, total_steps=0), r"LinearSchedule: total_steps must be a whole number >= 1"),
+        (lambda: O.SequentialSchedule([O.StepDecay(0.1, 2)], [3]), r"SequentialSchedule: needs increasing milestones"),
+        (lambda: O.ChainedSchedule([O.StepDecay(0.1, 2), O.StepDecay(0.2, 2)]), r"ChainedSchedule: needs schedules"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            make()
+    with pytest.raises(TypeError, match=r"LambdaSchedule: factor must be a callable of the step, got float"):
+        O.LambdaSchedule(0.1, 0.5)
