@@ -111,8 +111,8 @@ def _factor(value, what: str, name: str) -> int:
     return r
 
 
-def shuffled(input, factor, data_format: str, name: str, what: str = "upscale_factor") -> Tensor:
-    """:func:`pixel_shuffle`, its errors naming ``name`` (the function, or the layer)."""
+def _pixel_input(input, factor, data_format: str, name: str, what: str) -> tuple:
+    """``(x, r, batch, channels, height, width)`` of a pixel (un)shuffle's 4-D input laid out as ``data_format``."""
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError(f"{name}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     x = as_tensor(input)
@@ -120,13 +120,18 @@ def shuffled(input, factor, data_format: str, name: str, what: str = "upscale_fa
     if x.ndim != 4:
         raise ValueError(f"{name}: input must be 4-D ({data_format}) {_where(x)}")
     n, c, h, w = (x.shape[0], *x.shape[1:]) if data_format == "NCHW" else (x.shape[0], x.shape[3], *x.shape[1:3])
+    return x, r, -1 if n is None else n, c, h, w
+
+
+def shuffled(input, factor, data_format: str, name: str, what: str = "upscale_factor") -> Tensor:
+    """:func:`pixel_shuffle`, its errors naming ``name`` (the function, or the layer)."""
+    x, r, batch, c, h, w = _pixel_input(input, factor, data_format, name, what)
     if c is None or c % (r * r) or None in (h, w):
         raise ValueError(
             f"{name}: the channels must be known and a multiple of {what}**2 = {r * r}, and the height and width "
             f"known, got input shape {tuple(x.shape)} ({data_format})"
         )
     c //= r * r
-    batch = -1 if n is None else n
     if data_format == "NCHW":
         y = shape_ops.transpose(shape_ops.reshape(x, (-1, c, r, r, h, w)), (0, 1, 4, 2, 5, 3))
         return shape_ops.reshape(y, (batch, c, h * r, w * r))
@@ -136,20 +141,13 @@ def shuffled(input, factor, data_format: str, name: str, what: str = "upscale_fa
 
 def unshuffled(input, factor, data_format: str, name: str, what: str = "downscale_factor") -> Tensor:
     """:func:`pixel_unshuffle`, its errors naming ``name`` (the function, or the layer)."""
-    if data_format not in ("NHWC", "NCHW"):
-        raise ValueError(f"{name}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
-    x = as_tensor(input)
-    r = _factor(factor, what, name)
-    if x.ndim != 4:
-        raise ValueError(f"{name}: input must be 4-D ({data_format}) {_where(x)}")
-    n, c, h, w = (x.shape[0], *x.shape[1:]) if data_format == "NCHW" else (x.shape[0], x.shape[3], *x.shape[1:3])
+    x, r, batch, c, h, w = _pixel_input(input, factor, data_format, name, what)
     if None in (c, h, w) or h % r or w % r:
         raise ValueError(
             f"{name}: the height and width must be known multiples of {what}={r}, got input shape "
             f"{tuple(x.shape)} ({data_format})"
         )
     h, w = h // r, w // r
-    batch = -1 if n is None else n
     if data_format == "NCHW":
         y = shape_ops.transpose(shape_ops.reshape(x, (-1, c, h, r, w, r)), (0, 1, 3, 5, 2, 4))
         return shape_ops.reshape(y, (batch, c * r * r, h, w))
