@@ -113,6 +113,8 @@ __all__ = [
     "Softplus",
     "RReLU",
     "LocalResponseNorm",
+    "Unfold",
+    "Fold",
     "Cropping1D",
     "Cropping2D",
     "Cropping3D",
@@ -2291,6 +2293,45 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}, axis={self.axis}"
+
+
+class Unfold(Module):
+    """PyTorch's ``nn.Unfold(kernel_size, dilation=1, padding=0, stride=1)``: :func:`tl.nn.unfold` of NCHW inputs.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Unfold(2)(tl.ones((1, 3, 4, 4))).shape
+    (1, 12, 9)
+    """
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, x):
+        return _nn.unfold(_as_tensor(x, self), self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+
+
+class Fold(Unfold):
+    """PyTorch's ``nn.Fold(output_size, kernel_size, dilation=1, padding=0, stride=1)``: :func:`tl.nn.fold`.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Fold((4, 4), 2)(tl.ones((1, 12, 9))).shape
+    (1, 3, 4, 4)
+    """
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, x):
+        x = _as_tensor(x, self)
+        return _nn.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, " + super().extra_repr()
 
 
 # ------------------------------------------------------------------ recurrent layers (on tl.scan)

@@ -557,3 +557,74 @@ def test_local_response_norm_traces_with_an_unknown_batch_and_refuses_bad_sizes(
         tl.nn.local_response_norm(x, 0)
     with pytest.raises(ValueError, match=r"^local_response_norm: input needs a batch and a channel axis"):
         tl.nn.local_response_norm(np.ones(3), 2)
+
+
+# ------------------------------------------------------------------ unfold (im2col) and fold (col2im)
+UNFOLD_CASES = [(2, 1, 0, 1), (3, 2, 1, 2), ((2, 3), (1, 2), (1, 0), (2, 1))]
+
+
+def _pair_of(v):
+    return (v, v) if isinstance(v, int) else v
+
+
+def _unfold_loop(x, k, d, p, s):
+    """PyTorch's im2col by its definition: row c * kh * kw + i * kw + j, column oh * ow row-major."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = map(_pair_of, (k, d, p, s))
+    padded = np.pad(x, [(0, 0), (0, 0), (ph, ph), (pw, pw)])
+    oh, ow = (padded.shape[2] - dh * (kh - 1) - 1) // sh + 1, (padded.shape[3] - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((x.shape[0], x.shape[1] * kh * kw, oh * ow))
+    for c in range(x.shape[1]):
+        for i in range(kh):
+            for j in range(kw):
+                for a in range(oh):
+                    for b in range(ow):
+                        out[:, c * kh * kw + i * kw + j, a * ow + b] = padded[:, c, a * sh + i * dh, b * sw + j * dw]
+    return out
+
+
+@pytest.mark.parametrize("k, d, p, s", UNFOLD_CASES)
+def test_unfold_is_im2col_and_fold_is_its_transpose(k, d, p, s):
+    x = RNG.standard_normal((2, 3, 7, 6))
+    columns = tl.nn.unfold(x, k, d, p, s).numpy()
+    np.testing.assert_array_equal(columns, _unfold_loop(x, k, d, p, s))
+    w = RNG.standard_normal(columns.shape)
+    folded = tl.nn.fold(w, (7, 6), k, d, p, s).numpy()
+    np.testing.assert_allclose((columns * w).sum(), (x * folded).sum(), rtol=1e-12)  # <unfold x, w> = <x, fold w>
+    check_grads(lambda v: tl.nn.fold(v, (7, 6), k, d, p, s), (w,), order=1)
+    assert tl.nn.Fold((7, 6), k, d, p, s)(w).shape == (2, 3, 7, 6) and tl.nn.Unfold(k, d, p, s)(x).shape == w.shape
+
+
+@pytest.mark.parametrize("k, d, p, s", UNFOLD_CASES)
+def test_unfold_and_fold_match_torch(k, d, p, s):
+    torch = _torch()
+    F = torch.nn.functional
+    x = RNG.standard_normal((2, 3, 7, 6))
+    t = torch.tensor(x, requires_grad=True)
+    u = F.unfold(t, k, d, p, s)
+    (u * torch.tensor(_weights(u.shape))).sum().backward()
+    np.testing.assert_array_equal(tl.nn.unfold(x, k, d, p, s).numpy(), u.detach().numpy())
+    grad = _grad_sum(lambda v: tl.nn.unfold(v, k, d, p, s) * _weights(u.shape), x)
+    np.testing.assert_allclose(grad.numpy(), t.grad.numpy(), rtol=1e-14)
+    c = torch.tensor(u.detach().numpy(), requires_grad=True)
+    f = F.fold(c, (7, 6), k, d, p, s)
+    (f * torch.tensor(_weights(f.shape))).sum().backward()
+    np.testing.assert_allclose(
+        tl.nn.fold(c.detach().numpy(), (7, 6), k, d, p, s).numpy(), f.detach().numpy(), rtol=1e-14
+    )
+    grad = _grad_sum(lambda v: tl.nn.fold(v, (7, 6), k, d, p, s) * _weights(f.shape), c.detach().numpy())
+    np.testing.assert_allclose(grad.numpy(), c.grad.numpy(), rtol=1e-14)
+
+
+def test_unfold_and_fold_trace_with_an_unknown_batch_and_name_bad_shapes():
+    x = RNG.standard_normal((2, 3, 5, 4))
+    f = tl.function(lambda v: tl.nn.fold(tl.nn.unfold(v, 2, 1, 1), (5, 4), 2, 1, 1))
+    got = f.get_graph(tl.TensorSpec((None, 3, 5, 4), tl.float64))(x).numpy()
+    np.testing.assert_allclose(got, tl.nn.fold(tl.nn.unfold(x, 2, 1, 1), (5, 4), 2, 1, 1).numpy(), rtol=1e-14)
+    with pytest.raises(ValueError, match=r"^fold: input must be \(N, C \* 4, 12\) for kernel \(2, 2\) and output_size"):
+        tl.nn.fold(np.ones((1, 4, 5)), (4, 5), 2)
+    with pytest.raises(ValueError, match=r"^unfold: input must be 4-D \(N, C, H, W\)"):
+        tl.nn.unfold(np.ones((3, 4, 4)), 2)
+    with pytest.raises(
+        ValueError, match=r"^unfold: the kernel \(5, 5\) \(dilation \(1, 1\)\) is larger than the padded"
+    ):
+        tl.nn.unfold(np.ones((1, 1, 3, 3)), 5)

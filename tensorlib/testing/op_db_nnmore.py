@@ -541,9 +541,61 @@ def _lrn_ref(x, size, alpha, beta, k):
     return out.astype(x.dtype)
 
 
+@st.composite
+def _unfold_draw(draw, dtype):
+    k, d, p, s = (draw(st.integers(1, 2)) for _ in range(4))
+    p = min(p, k - 1)
+    h, w = (draw(st.integers(d * (k - 1) + 1, d * (k - 1) + 3)) for _ in range(2))
+    x = draw(tensors(dtype, (draw(st.integers(1, 2)), draw(st.integers(1, 2)), h, w)))
+    return SampleInput((x, k, d, p, s))
+
+
+def _unfold_ref(x, k, d, p, s):
+    padded = np.pad(x, [(0, 0), (0, 0), (p, p), (p, p)])
+    oh, ow = ((n + 2 * p - d * (k - 1) - 1) // s + 1 for n in x.shape[2:])
+    rows = [
+        padded[:, :, i * d : i * d + s * (oh - 1) + 1 : s, j * d : j * d + s * (ow - 1) + 1 : s]
+        for i in range(k)
+        for j in range(k)
+    ]
+    return np.stack(rows, 2).reshape(x.shape[0], -1, oh * ow)
+
+
+@st.composite
+def _fold_draw(draw, dtype):
+    x, k, d, p, s = draw(_unfold_draw(dtype)).args
+    return SampleInput((_unfold_ref(x, k, d, p, s), x.shape[2:], k, d, p, s))
+
+
+def _fold_ref(columns, output_size, k, d, p, s):
+    h, w = output_size
+    oh, ow = ((n + 2 * p - d * (k - 1) - 1) // s + 1 for n in output_size)
+    image = np.zeros((columns.shape[0], columns.shape[1] // (k * k), h + 2 * p, w + 2 * p), columns.dtype)
+    blocks = columns.reshape(columns.shape[0], -1, k, k, oh, ow)
+    for i in range(k):
+        for j in range(k):
+            image[:, :, i * d : i * d + s * (oh - 1) + 1 : s, j * d : j * d + s * (ow - 1) + 1 : s] += blocks[
+                :, :, i, j
+            ]
+    return image[:, :, p : p + h, p : p + w]
+
+
 def _reshape_entries():
     return [
         OpInfo("nn.pixel_shuffle", tl.nn.pixel_shuffle, _pixel_ref, _pixel_draw, ("Reshape", "Transpose")),
+        OpInfo("nn.unfold", tl.nn.unfold, _unfold_ref, _unfold_draw, ("PadV2", "GatherV2", "Transpose", "Reshape")),
+        OpInfo(
+            "nn.fold",
+            tl.nn.fold,
+            _fold_ref,
+            _fold_draw,
+            ("GatherNdGrad", "Transpose", "StridedSlice"),
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((1, 5, 4)), (3, 3), 2), exc=ValueError, match=r"^fold: input must be \(N, C \* 4, 4\)"
+                ),
+            ),
+        ),
         OpInfo("nn.pixel_unshuffle", tl.nn.pixel_unshuffle, _unpixel_ref, _unpixel_draw, ("Reshape", "Transpose")),
         OpInfo(
             "nn.local_response_norm",

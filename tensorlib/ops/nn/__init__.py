@@ -103,6 +103,7 @@ from .normalization import group_norm, l2_normalize, layer_norm, normalize, rms_
 from .pool import avg_pool, lp_pool, max_pool, max_unpool
 from .torch_activations import hardshrink, rrelu, softmin, softshrink, tanhshrink, threshold
 from .volume import avg_pool3d, conv3d, max_pool3d
+from .window_pool import fold, unfold
 
 __all__ = [
     "adaptive_avg_pool",
@@ -177,7 +178,9 @@ __all__ = [
     "weighted_cross_entropy_with_logits",
     "weighted_moments",
     # PyTorch's further pools, reshapes and normalizations
+    "fold",
     "local_response_norm",
+    "unfold",
     "pixel_shuffle",
     "pixel_unshuffle",
     "lp_pool",

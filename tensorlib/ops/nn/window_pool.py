@@ -19,7 +19,7 @@ from .. import array as array_ops
 from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
-from ._common import _index
+from ._common import _index, _op_type
 from .adaptive import _max_indices
 
 LAYOUTS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
@@ -208,3 +208,82 @@ def scaled(y: Tensor, factor: np.ndarray) -> Tensor:
     if np.all(factor == 1):
         return y
     return math_ops.multiply(y, as_tensor(factor.astype(y.dtype)))
+
+
+# ------------------------------------------------------------------ PyTorch's unfold (im2col) and fold (col2im)
+def _im2col_geometry(x, kernel_size, dilation, padding, stride, name: str, sizes=None) -> tuple:
+    """``(ksize, dilations, strides, pads, geoms)`` of PyTorch's ``unfold``/``fold`` over 2 spatial axes of
+    ``sizes`` (the input's height and width)."""
+    where = where_of(x)
+    k = window(kernel_size, 2, "kernel_size", name, True)
+    d = window(dilation, 2, "dilation", name, True)
+    s = window(stride, 2, "stride", name, True)
+    pads = explicit_pads(padding, 2, name)
+    if isinstance(pads, str):
+        raise ValueError(f"{name}: padding must be an int or 2 ints, got {padding!r} {where}")
+    geoms = []
+    for n, ki, si, di, (left, right) in zip(sizes, k, s, d, pads):
+        span = n + left + right - di * (ki - 1) - 1
+        if span < 0:
+            raise ValueError(f"{name}: the kernel {k} (dilation {d}) is larger than the padded input {where}")
+        geoms.append((span // si + 1, left, right, 0))
+    return k, d, s, geoms
+
+
+@_op_type(None, tensors=("input",))
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """PyTorch's ``F.unfold`` (im2col) of an NCHW ``input``: ``(N, C * kh * kw, L)``, row ``c * kh * kw + i * kw + j``
+    holding tap ``(i, j)`` of channel ``c`` for each of the ``L`` windows in row-major order (zeros where a window
+    covers padding).  One gather per spatial axis, so gradients, tracing and ``tl.vmap`` come from ops.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.unfold(np.arange(9.0).reshape(1, 1, 3, 3), 2).numpy()[0].tolist()
+    [[0.0, 1.0, 3.0, 4.0], [1.0, 2.0, 4.0, 5.0], [3.0, 4.0, 6.0, 7.0], [4.0, 5.0, 7.0, 8.0]]
+    """
+    name = "unfold"
+    x = as_tensor(input)
+    if x.ndim != 4 or None in x.shape[1:]:
+        raise ValueError(f"{name}: input must be 4-D (N, C, H, W) with known C, H, W {where_of(x)}")
+    k, d, s, geoms = _im2col_geometry(x, kernel_size, dilation, padding, stride, name, x.shape[2:])
+    columns = gathered(padded(x, (2, 3), geoms, 0), (2, 3), geoms, k, s, d)  # (N, C, oh, ow, K)
+    columns = shape_ops.transpose(columns, (0, 1, 4, 2, 3))
+    batch = -1 if x.shape[0] is None else x.shape[0]
+    return shape_ops.reshape(columns, (batch, x.shape[1] * k[0] * k[1], geoms[0][0] * geoms[1][0]))
+
+
+@_op_type(None, tensors=("input",))
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """PyTorch's ``F.fold`` (col2im), the transpose of :func:`unfold`: ``(N, C * kh * kw, L)`` columns summed back
+    into an NCHW image of spatial size ``output_size`` (overlapping taps add up; taps on the padding are
+    dropped).  A scatter-add, so gradients (an unfold), tracing and ``tl.vmap`` come from ops.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.arange(9.0).reshape(1, 1, 3, 3)
+    >>> tl.nn.fold(tl.nn.unfold(x, 2), (3, 3), 2).numpy()[0, 0].tolist()  # each cell times its window count
+    [[0.0, 2.0, 2.0], [6.0, 16.0, 10.0], [6.0, 14.0, 8.0]]
+    """
+    name = "fold"
+    x = as_tensor(input)
+    sizes = window(output_size, 2, "output_size", name, True)
+    if x.ndim != 3 or None in x.shape[1:]:
+        raise ValueError(f"{name}: input must be 3-D (N, C * kh * kw, L) with known sizes {where_of(x)}")
+    k, d, s, geoms = _im2col_geometry(x, kernel_size, dilation, padding, stride, name, sizes)
+    taps, blocks = k[0] * k[1], geoms[0][0] * geoms[1][0]
+    if x.shape[1] % taps or x.shape[2] != blocks:
+        raise ValueError(
+            f"{name}: input must be (N, C * {taps}, {blocks}) for kernel {k} and output_size {sizes} {where_of(x)}"
+        )
+    channels = x.shape[1] // taps
+    padded_hw = [n + left + right for n, (_, left, right, _) in zip(sizes, geoms)]
+    # each (tap, window)'s flat cell in the padded image, the order of unfold's rows and columns
+    rows = (np.arange(geoms[0][0]) * s[0])[None, :, None] + (np.arange(k[0]) * d[0])[:, None, None]
+    cols = (np.arange(geoms[1][0]) * s[1])[None, :, None] + (np.arange(k[1]) * d[1])[:, None, None]
+    cells = rows[:, None, :, None, 0] * padded_hw[1] + cols[None, :, None, :, 0]  # (kh, kw, oh, ow)
+    batch = -1 if x.shape[0] is None else x.shape[0]
+    updates = shape_ops.transpose(shape_ops.reshape(x, (batch, channels, taps * blocks)), (2, 0, 1))
+    one_row = math_ops.zeros_like(updates[:1])  # (1, N, C): the batch may be known only when a graph runs
+    image = shape_ops.pad(one_row, [(0, padded_hw[0] * padded_hw[1] - 1), (0, 0), (0, 0)])
+    image = shape_ops.tensor_scatter_nd_add(image, cells.reshape(-1, 1), updates)
+    image = shape_ops.transpose(shape_ops.reshape(image, (*padded_hw, batch, channels)), (2, 3, 0, 1))
+    (top, _), (left, _) = geoms[0][1:3], geoms[1][1:3]
+    return image[:, :, top : top + sizes[0], left : left + sizes[1]]
