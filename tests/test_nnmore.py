@@ -14,6 +14,7 @@ import tensorlib as tl
 from tensorlib.testing import check_grads
 from tensorlib.testing.op_db_nnmore import (
     _cosine_embedding_ref,
+    _fractional_ref,
     _multi_margin_ref,
     _multilabel_ref,
     _multilabel_soft_ref,
@@ -628,3 +629,38 @@ def test_unfold_and_fold_trace_with_an_unknown_batch_and_name_bad_shapes():
         ValueError, match=r"^unfold: the kernel \(5, 5\) \(dilation \(1, 1\)\) is larger than the padded"
     ):
         tl.nn.unfold(np.ones((1, 1, 3, 3)), 5)
+
+
+# ------------------------------------------------------------------ fractional_max_pool2d
+def test_fractional_max_pool2d_follows_torchs_intervals_with_given_samples():
+    x = RNG.standard_normal((2, 3, 9, 7))
+    samples = RNG.random((2, 3, 2))
+    values, indices = tl.nn.fractional_max_pool2d(x, (2, 3), (5, 4), None, True, samples, "NCHW")
+    ref = _fractional_ref(x, (2, 3), (5, 4), None, False, samples, "NCHW")
+    np.testing.assert_array_equal(values.numpy(), ref)
+    np.testing.assert_array_equal(
+        np.take_along_axis(x.reshape(2, 3, -1), indices.numpy().reshape(2, 3, -1), 2).reshape(ref.shape), ref
+    )
+    last = tl.nn.fractional_max_pool2d(np.moveaxis(x, 1, -1), (2, 3), output_ratio=(0.6, 0.6), random_samples=samples)
+    assert last.shape == (2, 5, 4, 3)
+    np.testing.assert_array_equal(np.moveaxis(last.numpy(), -1, 1), ref)
+    w = _weights(ref.shape)
+    grad = _grad_sum(
+        lambda v: tl.nn.fractional_max_pool2d(v, (2, 3), (5, 4), random_samples=samples, data_format="NCHW") * w, x
+    )
+    expected = np.zeros((6, 63))
+    np.add.at(expected, (np.arange(6)[:, None], indices.numpy().reshape(6, -1)), w.reshape(6, -1))
+    np.testing.assert_array_equal(grad.numpy(), expected.reshape(x.shape))
+    drawn = tl.nn.fractional_max_pool2d(x, 2, (4, 3), data_format="NCHW")  # samples drawn: still window maxima
+    assert drawn.shape == (2, 3, 4, 3) and np.isin(drawn.numpy(), x).all()
+    with pytest.raises(ValueError, match=r"^fractional_max_pool2d: give exactly one of output_size and output_ratio"):
+        tl.nn.fractional_max_pool2d(x, 2, data_format="NCHW")
+    torch = pytest.importorskip("torch")
+    for dtype in (np.float64, np.float32):
+        t = torch.tensor(x.astype(dtype))
+        out, idx = torch.nn.functional.fractional_max_pool2d(
+            t, (2, 3), (5, 4), return_indices=True, _random_samples=torch.tensor(samples.astype(dtype))
+        )
+        got = tl.nn.fractional_max_pool2d(x.astype(dtype), (2, 3), (5, 4), None, True, samples.astype(dtype), "NCHW")
+        np.testing.assert_array_equal(got[0].numpy(), out.numpy())
+        np.testing.assert_array_equal(got[1].numpy(), idx.numpy())

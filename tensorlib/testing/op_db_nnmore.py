@@ -580,9 +580,55 @@ def _fold_ref(columns, output_size, k, d, p, s):
     return image[:, :, p : p + h, p : p + w]
 
 
+@st.composite
+def _fractional_draw(draw, dtype):
+    h, w, kh, kw = (draw(st.integers(1, 3)) for _ in range(4))
+    h, w = h + kh, w + kw
+    oh, ow = draw(st.integers(1, h - kh + 1)), draw(st.integers(1, w - kw + 1))
+    x = draw(tensors(dtype, (draw(st.integers(1, 2)), draw(st.integers(1, 2)), h, w), st.integers(-50, 50).map(float)))
+    x = x + np.arange(x.size).reshape(x.shape).astype(dtype) * dtype.type(0.01)  # no ties
+    samples = draw(tensors(dtype, x.shape[:2] + (2,), min_value=0.0, max_value=0.99))
+    return SampleInput((x, (kh, kw), (oh, ow), None, False, samples, "NCHW"))
+
+
+def _fractional_ref(x, kernel_size, output_size, output_ratio, return_indices, samples, data_format):
+    (kh, kw), (oh, ow) = kernel_size, output_size
+    n, c, h, w = x.shape
+    out = np.zeros((n, c, oh, ow), x.dtype)
+
+    def starts(size, k, count, u):
+        if count == 1:
+            return [size - k]
+        alpha = x.dtype.type(size - k) / x.dtype.type(count - 1)
+        return [int((x.dtype.type(i) + u) * alpha) - int(u * alpha) for i in range(count - 1)] + [size - k]
+
+    for a in range(n):
+        for b in range(c):
+            rows, cols = starts(h, kh, oh, samples[a, b, 1]), starts(w, kw, ow, samples[a, b, 0])
+            for i, r in enumerate(rows):
+                for j, q in enumerate(cols):
+                    out[a, b, i, j] = x[a, b, r : r + kh, q : q + kw].max()
+    return out
+
+
 def _reshape_entries():
     return [
         OpInfo("nn.pixel_shuffle", tl.nn.pixel_shuffle, _pixel_ref, _pixel_draw, ("Reshape", "Transpose")),
+        OpInfo(
+            "nn.fractional_max_pool2d",
+            tl.nn.fractional_max_pool2d,
+            _fractional_ref,
+            _fractional_draw,
+            ("TakeAlongAxis", "Reshape"),
+            kinks=True,
+            error_inputs=(
+                ErrorInput(
+                    (np.ones((1, 1, 3, 3)), 2, 3, None, False, np.zeros((1, 1, 2)), "NCHW"),
+                    exc=ValueError,
+                    match=r"^fractional_max_pool2d: output_size \(3, 3\) \+ kernel_size \(2, 2\) - 1 exceeds",
+                ),
+            ),
+        ),
         OpInfo("nn.unfold", tl.nn.unfold, _unfold_ref, _unfold_draw, ("PadV2", "GatherV2", "Transpose", "Reshape")),
         OpInfo(
             "nn.fold",

@@ -103,7 +103,7 @@ from .normalization import group_norm, l2_normalize, layer_norm, normalize, rms_
 from .pool import avg_pool, lp_pool, max_pool, max_unpool
 from .torch_activations import hardshrink, rrelu, softmin, softshrink, tanhshrink, threshold
 from .volume import avg_pool3d, conv3d, max_pool3d
-from .window_pool import fold, unfold
+from .window_pool import fold, fractional_max_pool2d, unfold
 
 __all__ = [
     "adaptive_avg_pool",
@@ -179,6 +179,7 @@ __all__ = [
     "weighted_moments",
     # PyTorch's further pools, reshapes and normalizations
     "fold",
+    "fractional_max_pool2d",
     "local_response_norm",
     "unfold",
     "pixel_shuffle",

@@ -17,6 +17,7 @@ from ...dispatch import as_tensor
 from ...tensor import Tensor
 from .. import array as array_ops
 from .. import math as math_ops
+from .. import random as random_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from ._common import _index, _op_type
@@ -287,3 +288,82 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     image = shape_ops.transpose(shape_ops.reshape(image, (*padded_hw, batch, channels)), (2, 3, 0, 1))
     (top, _), (left, _) = geoms[0][1:3], geoms[1][1:3]
     return image[:, :, top : top + sizes[0], left : left + sizes[1]]
+
+
+# ------------------------------------------------------------------ PyTorch's fractional_max_pool2d
+def _fractional_starts(n: int, k: int, out: int, samples) -> Tensor:
+    """PyTorch's pseudo-random window starts along one axis for each sample ``u`` in [0, 1) (a tensor ``(N, C)``):
+    ``int((i + u) alpha) - int(u alpha)`` with ``alpha = (n - k) / (out - 1)`` in the samples' dtype, the last
+    window at ``n - k``; ``(N, C, out)`` int64."""
+    last = math_ops.cast(math_ops.zeros_like(samples[..., None]), np.int64) + (n - k)
+    if out == 1:
+        return last
+    dtype = np.dtype(samples.dtype).type
+    alpha = dtype(n - k) / dtype(out - 1)
+    steps = np.arange(out - 1, dtype=dtype)
+    starts = math_ops.cast((samples[..., None] + steps) * alpha, np.int64)
+    starts = starts - math_ops.cast(samples * alpha, np.int64)[..., None]
+    return shape_ops.concat([starts, last], axis=-1)
+
+
+@_op_type(None, tensors=("input",))
+def fractional_max_pool2d(
+    input,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    random_samples=None,
+    data_format: str = "NHWC",
+):
+    """PyTorch's ``F.fractional_max_pool2d``: the max over ``kernel_size`` windows whose starts step
+    pseudo-randomly so that the output has ``output_size`` (or ``output_ratio`` times the input's) cells; the
+    steps come from ``random_samples`` ``(N, C, 2)`` in [0, 1) (column then row, as PyTorch's
+    ``_random_samples``; drawn from the stream ``tl.random.seed`` resets when not given).  ``return_indices``
+    returns the flat spatial index of each window's first maximum (or last NaN) too.  NHWC by default,
+    ``data_format="NCHW"`` for PyTorch's layout.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> samples = np.full((1, 1, 2), 0.5)
+    >>> tl.nn.fractional_max_pool2d(x, 2, 2, random_samples=samples, data_format="NCHW").numpy()[0, 0].tolist()
+    [[5.0, 7.0], [13.0, 15.0]]
+    """
+    name = "fractional_max_pool2d"
+    x = as_tensor(input)
+    if data_format not in ("NHWC", "NCHW") or x.ndim != 4 or None in x.shape or x.dtype.kind != "f":
+        raise ValueError(f"{name}: input must be a 4-D float {data_format} tensor of known shape {where_of(x)}")
+    nchw = x if data_format == "NCHW" else shape_ops.transpose(x, (0, 3, 1, 2))
+    n, c, h, w = nchw.shape
+    kh, kw = window(kernel_size, 2, "kernel_size", name, True)
+    if (output_size is None) == (output_ratio is None):
+        raise ValueError(f"{name}: give exactly one of output_size and output_ratio {where_of(x)}")
+    if output_size is not None:
+        oh, ow = window(output_size, 2, "output_size", name, True)
+    else:
+        ratio = (output_ratio,) * 2 if np.ndim(output_ratio) == 0 else tuple(output_ratio)
+        if len(ratio) != 2 or not all(0 < r < 1 for r in ratio):
+            raise ValueError(f"{name}: output_ratio must be in (0, 1), one or two of them, got {output_ratio!r}")
+        oh, ow = int(h * ratio[0]), int(w * ratio[1])
+    if oh + kh - 1 > h or ow + kw - 1 > w:
+        raise ValueError(
+            f"{name}: output_size ({oh}, {ow}) + kernel_size ({kh}, {kw}) - 1 exceeds the input {where_of(x)}"
+        )
+    if random_samples is None:
+        random_samples = random_ops.uniform((n, c, 2), dtype=x.dtype)
+    samples = as_tensor(random_samples)
+    if tuple(samples.shape) != (n, c, 2) or samples.dtype.kind != "f":
+        raise ValueError(f"{name}: random_samples must be floats of shape ({n}, {c}, 2) {where_of(x)}")
+    u = samples if samples.dtype == x.dtype else math_ops.cast(samples, x.dtype)
+    rows, cols = _fractional_starts(h, kh, oh, u[..., 1]), _fractional_starts(w, kw, ow, u[..., 0])
+    cells = (rows[..., :, None, None, None] + np.arange(kh)[:, None]) * w + cols[..., None, :, None, None]
+    cells = shape_ops.reshape(cells + np.arange(kw), (n, c, oh, ow, kh * kw))  # each window cell's flat index
+    flat = shape_ops.reshape(nchw, (n, c, h * w))
+    windows = array_ops.take_along_axis(flat, shape_ops.reshape(cells, (n, c, -1)), axis=2)
+    windows = shape_ops.reshape(windows, (n, c, oh, ow, kh * kw))
+    local = shape_ops.expand_dims(_max_indices(windows, (-1,), np.arange(kh * kw)), -1)
+    values = shape_ops.squeeze(array_ops.take_along_axis(windows, local, axis=-1), -1)
+    indices = shape_ops.squeeze(array_ops.take_along_axis(cells, local, axis=-1), -1)
+    if data_format == "NHWC":
+        values, indices = shape_ops.transpose(values, (0, 2, 3, 1)), shape_ops.transpose(indices, (0, 2, 3, 1))
+    return (values, indices) if return_indices else values
