@@ -72,7 +72,8 @@ def tf_padding(padding) -> bool:
 
 
 def explicit_pads(padding, rank: int, name: str):
-    """``"VALID"``, ``"SAME"``, or PyTorch's ``p`` / ``(p, ...)`` / ``((left, right), ...)`` -> ``rank`` pairs."""
+    """``"VALID"``, ``"SAME"``, or PyTorch's ``p`` / ``(p, ...)`` / ``((left, right), ...)`` -> ``rank`` pairs (one
+    axis: ``(left, right)`` too, as ``max_pool1d`` takes it)."""
     if isinstance(padding, str) and padding.upper() in ("VALID", "SAME"):
         return padding.upper()
     if isinstance(padding, (int, np.integer)) and not isinstance(padding, bool) and padding >= 0:
@@ -82,6 +83,8 @@ def explicit_pads(padding, rank: int, name: str):
         pairs = tuple((_index(p), _index(p)) if np.ndim(p) == 0 else tuple(_index(v) for v in p) for p in items)
     except (TypeError, ValueError):
         pairs = ()
+    if rank == 1 and len(pairs) == 2 and all(np.ndim(p) == 0 for p in items):  # max_pool1d's (left, right)
+        pairs = (tuple(_index(p) for p in items),)
     if len(pairs) == rank + 2 and pairs[0] == (0, 0):  # TensorFlow's form, batch and channels unpadded
         pairs = pairs[1:-1] if pairs[-1] == (0, 0) else pairs[2:]
     if len(pairs) != rank or any(len(p) != 2 or min(p) < 0 for p in pairs):
