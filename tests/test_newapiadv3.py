@@ -213,3 +213,33 @@ def test_at_modes_match_jax():
     for mode in ("clip", "fill"):
         want = jnp.asarray(x).at[index].get(mode=mode)
         np.testing.assert_array_equal(tl.tensor(x).at[index].get(mode=mode).numpy(), np.asarray(want))
+
+
+# ---------------------------------------------------------------- a narrowing conversion's range check
+@pytest.mark.parametrize(
+    "data, dtype",
+    [
+        ([2.0**63], "int64"),  # NumPy's float64 bound 2**63 - 1 rounds to 2**63: the value passed and wrapped
+        ([-(2.0**63) * 1.5], "int64"),
+        ([np.nan, 1e20], "int32"),  # min and max of an array with a NaN are NaN: the 1e20 was not seen
+        ([1e20, np.nan, 3.0], "int64"),
+        ([np.inf], "int32"),
+    ],
+)
+@pytest.mark.parametrize("traced", [False, True])
+def test_tensor_of_floats_out_of_an_int_range_overflows(data, dtype, traced):
+    # tl.tensor(floats, dtype=int) raises OverflowError where a value does not fit (DESIGN's integer rule); eagerly
+    # 2.0**63 into int64 gave -2**63 (NumPy compares with the bound rounded to float64) and a NaN beside 1e20 hid it.
+    # Reference: the exact comparison of Python's float with the int bound (math.trunc), as the traced check did.
+    make = tl.function(lambda x: tl.tensor(x, dtype=dtype)) if traced else (lambda x: tl.tensor(x, dtype=dtype))
+    with pytest.raises(OverflowError, match=rf"tensor: data holds .*, which does not fit in {dtype}"):
+        make(np.array(data))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_tensor_of_floats_that_truncate_into_an_int_range_converts(traced):
+    # NumPy's astype truncates toward zero: 2147483647.5 is int32's 2147483647 and -2147483648.5 its -2147483648;
+    # both raised OverflowError though they fit once truncated.  Reference: numpy's astype of those values.
+    data = np.array([2147483647.5, -2147483648.5, -0.9, 3.7])
+    make = tl.function(lambda x: tl.tensor(x, dtype="int32")) if traced else (lambda x: tl.tensor(x, dtype="int32"))
+    np.testing.assert_array_equal(make(data).numpy(), data.astype(np.int32))
