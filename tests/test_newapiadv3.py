@@ -243,3 +243,25 @@ def test_tensor_of_floats_that_truncate_into_an_int_range_converts(traced):
     data = np.array([2147483647.5, -2147483648.5, -0.9, 3.7])
     make = tl.function(lambda x: tl.tensor(x, dtype="int32")) if traced else (lambda x: tl.tensor(x, dtype="int32"))
     np.testing.assert_array_equal(make(data).numpy(), data.astype(np.int32))
+
+
+# ---------------------------------------------------------------- einsum's casting= without dtype=
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("int64", "float64"), ("int32", "int64"), ("float64",) * 2])
+def test_einsum_casting_without_dtype_follows_numpy(casting, dtypes):
+    # numpy.einsum casts its operands to their common dtype under `casting`: 'no' and 'equiv' refuse operands of
+    # different dtypes (TypeError); tensorlib ignored casting without dtype= and promoted.  Reference: numpy.einsum.
+    a, b = np.arange(1, 4).astype(dtypes[0]), np.arange(2, 5).astype(dtypes[1])
+    try:
+        want = np.einsum("i,i->", a, b, casting=casting)
+    except TypeError:
+        with pytest.raises(TypeError, match=rf"Einsum: casting='{casting}' does not allow the operands' dtypes"):
+            tl.einsum("i,i->", a, b, casting=casting)
+        return
+    got = tl.einsum("i,i->", a, b, casting=casting)
+    assert got.dtype == want.dtype and got.numpy() == want
+
+
+def test_einsum_refuses_an_unknown_casting():
+    with pytest.raises(ValueError, match=r"Einsum: casting must be one of 'no', .* got 'bogus'"):
+        tl.einsum("i,i->", np.ones(2), np.ones(2), casting="bogus")
