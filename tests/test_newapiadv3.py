@@ -265,3 +265,26 @@ def test_einsum_casting_without_dtype_follows_numpy(casting, dtypes):
 def test_einsum_refuses_an_unknown_casting():
     with pytest.raises(ValueError, match=r"Einsum: casting must be one of 'no', .* got 'bogus'"):
         tl.einsum("i,i->", np.ones(2), np.ones(2), casting="bogus")
+
+
+# ---------------------------------------------------------------- reshape / ravel order 'A' and 'K' of NumPy arrays
+_B = np.arange(24.0).reshape(2, 3, 4)
+LAYOUTS = {
+    "fortran": np.asfortranarray(_B),
+    "transposed": _B.transpose(2, 0, 1),
+    "reversed": _B[:, ::-1].transpose(1, 2, 0),
+    "strided": np.asfortranarray(_B)[:, 1:],
+    "c": _B,
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_ravel_and_reshape_follow_a_numpy_arrays_layout(layout):
+    # numpy.reshape(a, shape, order='A') reads a Fortran-contiguous array in Fortran order, and ravel(order='K') in
+    # memory order; tl.reshape and tl.ravel of such a NumPy array read it in C order (a silently permuted result).
+    # A Tensor has no layout: C order.  Reference: numpy.reshape and numpy.ravel of the same arrays.
+    a = LAYOUTS[layout]
+    for order in ("A", "K"):
+        np.testing.assert_array_equal(tl.ravel(a, order=order).numpy(), np.ravel(a, order=order))
+    np.testing.assert_array_equal(tl.reshape(a, (4, -1), order="A").numpy(), np.reshape(a, (4, -1), order="A"))
+    np.testing.assert_array_equal(tl.ravel(tl.tensor(a), order="K").numpy(), np.ravel(np.ascontiguousarray(a)))
