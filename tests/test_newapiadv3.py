@@ -288,3 +288,80 @@ def test_ravel_and_reshape_follow_a_numpy_arrays_layout(layout):
         np.testing.assert_array_equal(tl.ravel(a, order=order).numpy(), np.ravel(a, order=order))
     np.testing.assert_array_equal(tl.reshape(a, (4, -1), order="A").numpy(), np.reshape(a, (4, -1), order="A"))
     np.testing.assert_array_equal(tl.ravel(tl.tensor(a), order="K").numpy(), np.ravel(np.ascontiguousarray(a)))
+
+
+# ---------------------------------------------------------------- transposed convolutions with groups=
+def _conv_transpose_1d_reference(x, kernel, stride, pad, dilation, groups):
+    """PyTorch's conv_transpose1d(groups=) as a NumPy scatter: each input cell of channel group G spreads
+    ``x * kernel[tap, :, its channel]`` over output channels ``[G O, (G + 1) O)`` at ``i s + tap d - pad``."""
+    batch, width, cin = x.shape
+    taps, per_group, _ = kernel.shape
+    inputs = cin // groups
+    out = (width - 1) * stride + (taps - 1) * dilation + 1 - 2 * pad
+    y = np.zeros((batch, out, per_group * groups))
+    for i in range(width):
+        for t in range(taps):
+            p = i * stride + t * dilation - pad
+            if 0 <= p < out:
+                for G in range(groups):
+                    channels = slice(G * inputs, (G + 1) * inputs)
+                    y[:, p, G * per_group : (G + 1) * per_group] += x[:, i, channels] @ kernel[t, :, channels].T
+    return y
+
+
+@pytest.mark.parametrize("groups, cin, cout", [(2, 4, 6), (4, 4, 8), (3, 6, 3)])
+@pytest.mark.parametrize("stride, pad, dilation", [(1, 0, 1), (2, 1, 1), (2, 1, 2)])
+def test_conv_transpose_layers_take_groups(groups, cin, cout, stride, pad, dilation):
+    # PyTorch's ConvTranspose1d/2d take groups= (a grouped decoder, the transpose of a grouped Conv); tensorlib's
+    # Conv1DTranspose and Conv2DTranspose did not (a TypeError), so such a model could not be ported.  Reference: a
+    # NumPy scatter loop over taps and groups; the input gradient against central differences; torch's
+    # conv_transpose2d where installed.
+    rng = np.random.default_rng(3)
+    layer = tl.nn.Conv1DTranspose(
+        cin, cout, 3, strides=stride, padding=(pad, pad), dilations=dilation, groups=groups, use_bias=False,
+        seed=0, dtype="float64",
+    )  # fmt: skip
+    assert layer.kernel.shape == (3, cout // groups, cin)
+    x = rng.standard_normal((2, 5, cin))
+    want = _conv_transpose_1d_reference(x, layer.kernel.numpy(), stride, pad, dilation, groups)
+    np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12, atol=1e-12)
+    weights = rng.standard_normal(want.shape)
+    g = tl.grad(lambda a: tl.sum(layer(a) * weights))(tl.tensor(x)).numpy()
+    kernel = layer.kernel.numpy()
+    fd = central_differences(
+        lambda a: np.sum(_conv_transpose_1d_reference(a, kernel, stride, pad, dilation, groups) * weights), x
+    )
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    square = tl.nn.Conv2DTranspose(
+        cin, cout, 3, strides=stride, padding=((pad, pad),) * 2, dilations=dilation, groups=groups, seed=1,
+        dtype="float64", data_format="NCHW",
+    )  # fmt: skip
+    image = rng.standard_normal((2, cin, 4, 5))
+    got = square(image).numpy()
+    rows = [  # each row of the image is a 1-D transposed conv per kernel row, summed into the output rows
+        _conv_transpose_1d_reference(
+            np.moveaxis(image[:, :, r], 1, -1), square.kernel.numpy()[kr], stride, pad, dilation, groups
+        )  # fmt: skip
+        for r in range(4)
+        for kr in range(3)
+    ]
+    out_rows = (4 - 1) * stride + 2 * dilation + 1 - 2 * pad
+    expected = np.zeros((2, out_rows, rows[0].shape[1], cout))
+    for r in range(4):
+        for kr in range(3):
+            p = r * stride + kr * dilation - pad
+            if 0 <= p < out_rows:
+                expected[:, p] += rows[r * 3 + kr]
+    np.testing.assert_allclose(got, np.moveaxis(expected, -1, 1) + square.bias.numpy()[:, None, None], atol=1e-12)
+    torch = pytest.importorskip("torch")
+    weight = torch.tensor(np.transpose(square.kernel.numpy(), (3, 2, 0, 1)))
+    ref = torch.nn.functional.conv_transpose2d(
+        torch.tensor(image), weight, torch.tensor(square.bias.numpy()), stride=stride, padding=pad,
+        dilation=dilation, groups=groups,
+    )  # fmt: skip
+    np.testing.assert_allclose(got, ref.numpy(), atol=1e-12)
+
+
+def test_conv_transpose_groups_must_divide_the_channels():
+    with pytest.raises(ValueError, match=r"Conv2DTranspose: groups=3 must divide in_channels=4 and out_channels=6"):
+        tl.nn.Conv2DTranspose(4, 6, 3, groups=3)
