@@ -121,10 +121,6 @@ def variables_of(params, who: str) -> list:
             raise TypeError(
                 f"{who}: the parameters hold {type(v).__name__} {v!r} at {list(path)}; parameters are tl.Variables"
             )
-        if v.dtype.kind not in "fc":
-            raise TypeError(
-                f"{who}: variable {v.name!r} has dtype {v.dtype}; only float and complex variables are trained"
-            )
         if v._id not in seen:
             seen.add(v._id)
             found.append(v)

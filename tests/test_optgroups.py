@@ -261,6 +261,8 @@ def test_param_groups_refuse_what_torch_refuses_and_more():
         O.Adam([a], lr=0.1, learning_rate=0.2)
     with pytest.raises(TypeError, match=r"SGD: the parameters hold int 3 at \[0\]; parameters are tl.Variables"):
         O.SGD([3], lr=0.1)
+    with pytest.raises(TypeError, match=r"SGD: variable .* has dtype int64; only float and complex variables are"):
+        O.SGD([tl.Variable(np.array([1, 2]))], lr=0.1)
     opt = O.SGD([a], lr=0.1)
     with pytest.raises(ValueError, match=r"SGD.add_param_group: variable .* is in parameter groups 0 and 1"):
         opt.add_param_group({"params": [a]})
