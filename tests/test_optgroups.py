@@ -278,6 +278,16 @@ def test_param_groups_refuse_what_torch_refuses_and_more():
     assert len(opt.param_groups) == 1 and opt.param_groups[0]["momentum"] == 0.0
 
 
+def test_a_rate_given_as_an_array_or_a_variable_is_still_a_rate():
+    # SGD(np.array(0.1)) had become "parameters" (a 0-d array is iterable) and failed: "iteration over a 0-d array".
+    w = tl.Variable(np.array([1.0]))
+    for rate in (np.array(0.5), np.float64(0.5), tl.Variable(np.float64(0.5))):
+        opt = O.SGD(rate)
+        opt.apply([tl.tensor([1.0])], [w])
+        assert opt.learning_rate == 0.5
+    np.testing.assert_allclose(w.numpy(), [-0.5])
+
+
 def test_add_param_group_takes_the_constructors_settings_and_a_keras_optimizer_groups_too():
     # torch.optim: a group added later takes the constructor's settings where it gives none.
     a, b, c = (tl.Variable(np.array([1.0])) for _ in range(3))
