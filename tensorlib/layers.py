@@ -653,7 +653,9 @@ class Conv2DTranspose(_Conv):
     """Transposed 2-D convolution (the gradient of a :class:`Conv2D` with respect to its input): Keras'
     ``Conv2DTranspose`` with explicit sizes, :func:`tl.nn.conv2d_transpose` with the output size computed.  The
     ``kernel`` is ``(kh, kw, out_channels, in_channels)`` as in Keras and TensorFlow; PyTorch's
-    ``nn.ConvTranspose2d`` weight ``(in, out, kh, kw)`` is it transposed ``(3, 2, 0, 1)``.
+    ``nn.ConvTranspose2d`` weight ``(in, out, kh, kw)`` is it transposed ``(3, 2, 0, 1)``.  ``groups=g`` (PyTorch's)
+    gives each of ``g`` groups of input channels its own ``out_channels / g`` outputs: the kernel is ``(kh, kw,
+    out_channels / g, in_channels)``, PyTorch's ``(in, out / g, kh, kw)`` transposed the same way.
 
     The output size per spatial dimension (input size ``n``, stride ``s``, dilated kernel size ``k``), as Keras:
     ``"SAME"`` gives ``n * s``, ``"VALID"`` ``n * s + max(k - s, 0)``; with ``output_padding=p`` they are
@@ -683,11 +685,12 @@ class Conv2DTranspose(_Conv):
         seed: int | None = None,
         dtype=_dt.float32,
         data_format: str | None = None,
+        groups: int = 1,
     ):
         name, rank = type(self).__name__, self._rank
         super().__init__(
             in_channels, out_channels, kernel_size, strides, padding, dilations, activation, use_bias,
-            kernel_initializer, bias_initializer, seed, dtype, data_format,
+            kernel_initializer, bias_initializer, seed, dtype, data_format, groups,
         )  # fmt: skip
         # The output size needs the numbers: strides and dilations as tuples, padding checked here.
         self.strides = _sizes(strides, rank, "strides", name)
@@ -712,7 +715,7 @@ class Conv2DTranspose(_Conv):
             self.output_padding = pads
 
     def _kernel_shape(self) -> tuple:
-        return (*self.kernel_size, self.out_channels, self.in_channels)
+        return (*self.kernel_size, self.out_channels // self.groups, self.in_channels)
 
     def _output_size(self, n: int, axis: int) -> int:
         s, d = self.strides[axis], self.dilations[axis]
@@ -779,11 +782,31 @@ class Conv2DTranspose(_Conv):
         return _shape.pad(y, pads)
 
     def _convolve(self, x):
+        """The transposed convolution, or with ``groups`` groups: input channels ``[g * I, (g + 1) * I)`` with the
+        kernel's ``[g * I, (g + 1) * I)`` (its last axis) give output channels ``[g * O, (g + 1) * O)``,
+        concatenated in group order (PyTorch's ``ConvTranspose2d(groups=)``)."""
         padding, shape, zeros = self._op_geometry(self._output_shape(x))
-        y = _nn.conv2d_transpose(
-            x, self.kernel, shape, self.strides, padding, self.dilations, data_format=self.data_format
+        if self.groups == 1:
+            return self._zeros_after(self._transposed(x, self.kernel, shape, padding), zeros)
+        axis = 1 if self.data_format[1] == "C" else x.ndim - 1
+        inputs, outputs = self.in_channels // self.groups, self.out_channels // self.groups
+        lead, shape = (slice(None),) * axis, list(shape)
+        shape[axis] = outputs
+        parts = [
+            self._transposed(
+                x[(*lead, slice(g * inputs, (g + 1) * inputs))],
+                self.kernel[..., g * inputs : (g + 1) * inputs],
+                tuple(shape),
+                padding,
+            )
+            for g in range(self.groups)
+        ]
+        return self._zeros_after(_shape.concat(parts, axis=axis), zeros)
+
+    def _transposed(self, x, kernel, shape, padding):
+        return _nn.conv2d_transpose(
+            x, kernel, shape, self.strides, padding, self.dilations, data_format=self.data_format
         )
-        return self._zeros_after(y, zeros)
 
     def extra_repr(self) -> str:
         text = super().extra_repr()
@@ -806,21 +829,20 @@ class Conv1DTranspose(Conv2DTranspose):
 
     _rank = 1
 
-    def _convolve(self, x):
-        padding, shape, zeros = self._op_geometry(self._output_shape(x))
+    def _transposed(self, x, kernel, shape, padding):
         first = self.data_format == "NCW"
         image = _shape.expand_dims(x, 2 if first else 1)  # (batch, 1, width, channels) or (batch, channels, 1, width)
         padding = padding if isinstance(padding, str) else ((0, 0), *padding)
         y = _nn.conv2d_transpose(
             image,
-            _shape.expand_dims(self.kernel, 0),
+            _shape.expand_dims(kernel, 0),
             (shape[0], shape[1], 1, shape[2]) if first else (shape[0], 1, *shape[1:]),
             (1, *self.strides),
             padding,
             (1, *self.dilations),
             data_format="NCHW" if first else "NHWC",
         )
-        return self._zeros_after(_shape.squeeze(y, 2 if first else 1), zeros)
+        return _shape.squeeze(y, 2 if first else 1)
 
 
 def _index_value(value) -> int:
