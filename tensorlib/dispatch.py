@@ -86,7 +86,10 @@ class Mode(abc.ABC):
     subgraphs of the mode's graph (tracing).  Such a mode gives ``any_element(pred)``: whether a scalar
     predicate of its own, with a value per element, is true for any element; ``knows_values(pred)``:
     whether those values are known (not when traced; a loop then traces its body into a subgraph, asking the
-    mode ``lift(t)`` for each tensor it reads from outside, and binds a ``While`` op in the mode).
+    mode ``lift(t)`` for each tensor it reads from outside, and binds a ``While`` op in the mode); and
+    ``gradients_only_where(pred)``, a context manager for a branch or loop body that runs on every element
+    though only those where ``pred`` holds keep its result: while it is open the mode's ``guards`` are set,
+    and dispatch hands every op's inputs to ``guarded(inputs)`` first, whose result the op and the tapes see.
 
     >>> import tensorlib as tl
     >>> from tensorlib import dispatch
@@ -110,6 +113,7 @@ class Mode(abc.ABC):
     """
 
     python_control_flow = False
+    guards: list | tuple = ()  # non-empty: ``guarded(inputs)`` replaces an op's inputs before bind and the tapes
 
     @abc.abstractmethod
     def bind(self, op, inputs: tuple, attrs: dict, specs):
@@ -303,9 +307,12 @@ def apply(op, args, attrs=_EMPTY):
             raise type(e)(f"{op.name}: {e} ({describe_inputs(op, given)})") from None
     inputs = args
     if st.modes:
-        outputs = st.modes[-1].bind(op, args, attrs, specs)
+        mode = st.modes[-1]
+        if mode.guards:
+            args = inputs = mode.guarded(args)
+        outputs = mode.bind(op, args, attrs, specs)
         if st.observers:
-            st.modes[-1].observe(op, outputs)
+            mode.observe(op, outputs)
     else:
         backend = args[0].backend if args else _backends.current()
         for t in args:

@@ -294,6 +294,8 @@ class _Vmap(dispatch.Mode):
         self.physical: dict = {}
         self.numbers: dict = {}  # (type, repr, dtype, backend) of a Python number -> its constant
         self.weak_args: dict = {}  # (as a trace's: a subgraph traced inside the mode asks it)
+        # (pred, the first tensor id made inside, {id: guarded tensor}) per open ``gradients_only_where``
+        self.guards: list = []
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
@@ -372,6 +374,46 @@ class _Vmap(dispatch.Mode):
             return bool(pred.numpy())
         with self.outside():
             return bool(found[1].numpy().any())
+
+    @contextlib.contextmanager
+    def gradients_only_where(self, pred):
+        """A branch or loop body that runs on every element though only the elements where the logical bool
+        ``pred`` holds keep its result: inside, an op reading a float tensor made before (an operand, a
+        closed-over tensor or Variable, a value of an enclosing function) reads it through
+        ``where(pred, t, stop_gradient(t))``, so gradients reach it from those elements alone (JAX's select on
+        a batched cond's operands and closed-over values, its issue 1052).  The result's gradient is zero at
+        the other elements, but a derivative that is infinite there (``sqrt`` of a negative, ``log`` of 0)
+        made it 0 * inf, a NaN gradient where a loop over the elements gives a number."""
+        self.guards.append((pred, dispatch._next_id(), {}))
+        try:
+            yield
+        finally:
+            self.guards.pop()
+
+    def guarded(self, inputs) -> tuple:
+        """``inputs`` of an op run inside ``gradients_only_where``: each float tensor made before a guard
+        opened read through that guard's select (once per tensor and guard), where a gradient may be asked: a
+        tape records, or a graph is traced (its While ops' gradients replay the bodies)."""
+        st = dispatch.local_state()
+        if not (st.tapes or any(m.outer_tapes if isinstance(m, _Vmap) else True for m in st.modes)):
+            return inputs
+        guards, self.guards = self.guards, []  # the selects below are not guarded again
+        try:
+            return tuple(self._guarded(t, guards) for t in inputs)
+        finally:
+            self.guards = guards
+
+    def _guarded(self, t, guards):
+        if t.dtype.kind not in "fc" or t.__class__ is dispatch.WeakScalar:
+            return t
+        key, read = t._id, t
+        for pred, start, seen in guards:
+            if key < start:
+                found = seen.get(key)
+                if found is None:
+                    found = seen[key] = _math.where(pred, read, _math.stop_gradient(read))
+                read = found
+        return read
 
     def needs_value(self, t):
         if t._id in self.physical:

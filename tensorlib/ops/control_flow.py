@@ -341,11 +341,11 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     the same structure, shapes and dtypes (dicts pair by key, in true_fn's order),
     and one ``Cond`` node runs the chosen one; its gradient (to any order)
     goes through the taken branch.  Under ``tl.vmap`` with a predicate per
-    element both branches run on every element and are selected; each
-    branch's ``operands`` pass gradients back only from the elements that
-    take it (JAX's rule), so a derivative that is infinite on the others
-    (``sqrt`` of a negative) makes no NaN.  Tensors a branch closes over pass
-    them from every element: give such tensors as ``operands``.
+    element both branches run on every element and are selected; what each
+    branch reads from outside it (``operands``, closed-over tensors and
+    Variables) passes gradients back only from the elements that take it
+    (JAX's rule), so a derivative that is infinite on the others (``sqrt`` of
+    a negative) makes no NaN.
 
     >>> import tensorlib as tl
     >>> x = tl.tensor([1.0, -2.0])
@@ -485,15 +485,17 @@ def _per_element_cond(pred, true_fn, false_fn, operands):
     every element and are selected elementwise (JAX's rule), a failure saying so."""
     from . import math as math_ops
 
-    mode = dispatch.modes[-1]
+    mode, taken = dispatch.modes[-1], _bool_pred(pred, "tl.cond")
     if mode.knows_values(pred):
-        taken = _bool_pred(pred, "tl.cond")
         if not mode.any_element(taken):
             return _owned(false_fn(*operands))
         if not mode.any_element(math_ops.logical_not(taken)):
             return _owned(true_fn(*operands))
     try:
-        outs = true_fn(*_guarded(pred, operands, True)), false_fn(*_guarded(pred, operands, False))
+        with mode.gradients_only_where(taken):
+            true_out = true_fn(*operands)
+        with mode.gradients_only_where(math_ops.logical_not(taken)):
+            outs = true_out, false_fn(*operands)
     except Exception as e:
         e.add_note(
             "(tl.cond under tl.vmap: the predicate has a value per element, so both branches ran on every element, "
@@ -501,25 +503,6 @@ def _per_element_cond(pred, true_fn, false_fn, operands):
         )
         raise
     return _selected(pred, *outs)
-
-
-def _guarded(pred, values, taken: bool):
-    """``values`` for a branch or loop body that runs on every element of ``tl.vmap`` though only the elements where
-    the per-element ``pred`` is ``taken`` keep its result: their float tensors pass gradients back from those elements
-    alone, the others reading them through stop_gradient (JAX's select on a batched cond's operands, its issue 1052).
-    The result's gradient is zero at the other elements, but a derivative that is infinite there (``sqrt`` of a
-    negative, ``log`` of 0) made it 0 * inf, a NaN gradient where a loop over the elements gives a number."""
-    from . import math as math_ops
-
-    pred = _bool_pred(pred, "tl.cond")
-
-    def guard(leaf):
-        if not isinstance(leaf, Tensor) or leaf.dtype.kind not in "fc":
-            return leaf
-        stopped = math_ops.stop_gradient(leaf)
-        return math_ops.where(pred, leaf, stopped) if taken else math_ops.where(pred, stopped, leaf)
-
-    return tree.map(guard, values)
 
 
 def _selected(pred, true_out, false_out):
@@ -1081,7 +1064,11 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
                 return _owned(_traced_while(cond_fn, body_fn, values, None))
             if not (dispatch.modes[-1].any_element(pred) if per_element else bool(pred.numpy())):
                 break
-            new = body_fn(_guarded(pred, values, True) if per_element else values)
+            if per_element:
+                with dispatch.modes[-1].gradients_only_where(_bool_pred(pred, "tl.while_loop")):
+                    new = body_fn(values)
+            else:
+                new = body_fn(values)
             if not count:
                 reference = _signature(_adopt_weak(loop_vars, new, "tl.while_loop loop_vars"), "tl.while_loop")
             _check_same(reference, new, _LOOP_RULE, "loop_vars are", "body_fn returns")
@@ -1117,8 +1104,10 @@ def _batched_loop(mode, attrs, start, outer) -> list:
 
     def step(values):
         with mode.reentered():
-            pred = replayed(attrs["cond_graph"], values)[0]
-            new = replayed(attrs["body_graph"], values)
+            logical = [mode.logical(p) for p in values] + outer
+            pred = _replay(attrs["cond_graph"], logical)[0]
+            with mode.gradients_only_where(_bool_pred(pred, "tl.while_loop")):
+                new = _replay(attrs["body_graph"], logical)
         keep = mode.physical_of(pred, pred)
         return tuple(
             math_ops.where(shape_ops.expand_dims(keep, tuple(range(1, p.ndim))), mode.physical_of(n, n), p)

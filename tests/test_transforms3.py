@@ -1,0 +1,161 @@
+"""The function transforms' leftovers attacked as a JAX user would use them: gradients of what a ``tl.cond``
+or ``tl.while_loop`` branch reads from outside (closed-over tensors and Variables, values of enclosing
+functions) under ``tl.vmap`` with a predicate per element, nested, inside ``tl.scan``, eager and traced.
+
+References: closed-form derivatives in NumPy and float64 central finite differences everywhere; JAX in
+float64 only behind ``pytest.importorskip``.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+# ---------------------------------------------------------------- closures of a per-element cond under vmap
+# The untaken branch runs on every element; what it reads from outside must get no gradient from the elements
+# that do not take it (JAX's rule), or sqrt of a negative there makes 0 * inf = NaN.
+
+XS = np.array([1.0, -2.0, 4.0, -0.5])
+C = -1.5
+
+
+def _closure_cond_loss(x, c):
+    return tl.sum(tl.vmap(lambda xi: tl.cond(xi > 0, lambda: xi * 2.0, lambda: tl.sqrt(c * xi)))(x))
+
+
+def _closure_cond_grads_np(x, c):
+    """d/dx and d/dc of sum(where(x > 0, 2 x, sqrt(c x))), each element by its own branch."""
+    neg = x <= 0
+    root = np.sqrt(np.where(neg, c * x, 1.0))
+    gx = np.where(neg, c / (2 * root), 2.0)
+    gc = np.sum(np.where(neg, x / (2 * root), 0.0))
+    return gx, gc
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_cond_closure_under_vmap_gets_gradient_only_from_taken_elements(mode):
+    grad = tl.grad(_closure_cond_loss, argnums=(0, 1))
+    grad = tl.function(grad) if mode == "traced" else grad
+    gx, gc = grad(tl.tensor(XS), tl.tensor(C, dtype="float64"))
+    want_x, want_c = _closure_cond_grads_np(XS, C)
+    np.testing.assert_allclose(gx.numpy(), want_x, rtol=1e-12)
+    np.testing.assert_allclose(gc.numpy(), want_c, rtol=1e-12)
+
+
+def test_cond_closure_under_vmap_of_grad():
+    per = tl.grad(lambda xi, c: tl.cond(xi > 0, lambda: xi * 2.0, lambda: tl.sqrt(c * xi)), argnums=(0, 1))
+    gx, gc = tl.vmap(per, in_axes=(0, None))(tl.tensor(XS), tl.tensor(C, dtype="float64"))
+    neg = XS <= 0
+    root = np.sqrt(np.where(neg, C * XS, 1.0))
+    np.testing.assert_allclose(gx.numpy(), np.where(neg, C / (2 * root), 2.0), rtol=1e-12)
+    np.testing.assert_allclose(gc.numpy(), np.where(neg, XS / (2 * root), 0.0), rtol=1e-12)
+
+
+def test_cond_closed_over_variable_under_vmap():
+    v = tl.Variable(np.array(C))
+    with tl.GradientTape() as tape:
+        y = tl.sum(tl.vmap(lambda xi: tl.cond(xi > 0, lambda: xi * 2.0, lambda: tl.sqrt(v * xi)))(tl.tensor(XS)))
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), _closure_cond_grads_np(XS, C)[1], rtol=1e-12)
+
+
+def test_cond_closure_over_the_mapped_value_itself():
+    # The branch closes over the mapped element (no operands): log of a negative on the other elements.
+    def loss(x):
+        return tl.sum(tl.vmap(lambda xi: tl.cond(xi > 0, lambda: tl.log(xi), lambda: xi**2))(x))
+
+    g = tl.grad(loss)(tl.tensor(XS)).numpy()
+    np.testing.assert_allclose(g, np.where(XS > 0, 1 / np.where(XS > 0, XS, 1.0), 2 * XS), rtol=1e-12)
+
+
+def test_nested_cond_closures_under_vmap():
+    def loss(x, c):
+        def per(xi):
+            def inner():
+                return tl.cond(xi > 2.0, lambda: tl.log(xi - 2.0), lambda: tl.sqrt(-c * (2.0 - xi)))
+
+            return tl.cond(xi > 0, inner, lambda: tl.sqrt(c * xi))
+
+        return tl.sum(tl.vmap(per)(x))
+
+    xs = np.array([3.0, 1.0, -2.0, 5.0])
+    gx, gc = tl.grad(loss, argnums=(0, 1))(tl.tensor(xs), tl.tensor(C, dtype="float64"))
+    fd_x = _central_differences(lambda x: float(loss(tl.tensor(x), tl.tensor(C, dtype="float64"))), xs)
+    fd_c = _central_differences(lambda cc: float(loss(tl.tensor(xs), tl.tensor(cc[0]))), np.array([C]))
+    np.testing.assert_allclose(gx.numpy(), fd_x, rtol=1e-6)
+    np.testing.assert_allclose(gc.numpy(), fd_c[0], rtol=1e-6)
+
+
+def test_cond_closure_inside_scan_under_vmap():
+    def loss(x, c):
+        def per(xi):
+            def body(carry, _):
+                return carry + tl.cond(carry > 0, lambda: tl.log(carry), lambda: tl.sqrt(c * carry)), None
+
+            return tl.scan(body, xi, tl.arange(3))[0]
+
+        return tl.sum(tl.vmap(per)(x))
+
+    xs = np.array([1.5, -2.0, 4.0, -0.5])
+    c = tl.tensor(C, dtype="float64")
+    gx, gc = tl.grad(loss, argnums=(0, 1))(tl.tensor(xs), c)
+    fd_x = _central_differences(lambda x: float(loss(tl.tensor(x), c)), xs)
+    fd_c = _central_differences(lambda cc: float(loss(tl.tensor(xs), tl.tensor(cc[0]))), np.array([C]))
+    np.testing.assert_allclose(gx.numpy(), fd_x, rtol=1e-6)
+    np.testing.assert_allclose(gc.numpy(), fd_c[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("form", ["eager", "traced bounded", "traced unbounded"])
+def test_while_body_closure_under_vmap(form):
+    # Each element steps s += sqrt(c (s - 3)) while s < 3; the elements that stopped run the body too.
+    bound = 6 if form == "traced bounded" else None
+
+    def loss(x, c):
+        def per(xi):
+            return tl.while_loop(lambda s: s < 3.0, lambda s: s + tl.sqrt(c * (s - 3.0)), xi, maximum_iterations=bound)
+
+        return tl.sum(tl.vmap(per)(x))
+
+    grad = tl.grad(loss, argnums=(0, 1))
+    grad = grad if form == "eager" else tl.function(grad)
+    xs = np.array([1.0, 2.5, 4.0])
+    gx, gc = grad(tl.tensor(xs), tl.tensor(C, dtype="float64"))
+    want_x, want_c = _while_grads_np(xs, C)
+    np.testing.assert_allclose(gx.numpy(), want_x, rtol=1e-10)
+    np.testing.assert_allclose(gc.numpy(), want_c, rtol=1e-10)
+
+
+def _while_grads_np(xs, c):
+    """Forward-mode by hand for s += sqrt(c (s - 3)) while s < 3, per element: (ds/dx, ds/dc) summed over c."""
+    gx, gc = [], 0.0
+    for s in xs:
+        ds_dx, ds_dc = 1.0, 0.0
+        while s < 3.0:
+            r = np.sqrt(c * (s - 3.0))
+            ds_dx, ds_dc = ds_dx + c * ds_dx / (2 * r), ds_dc + ((s - 3.0) + c * ds_dc) / (2 * r)
+            s = s + r
+        gx.append(ds_dx)
+        gc += ds_dc
+    return np.array(gx), gc
+
+
+def _central_differences(f, x, eps=1e-6):
+    out = []
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        out.append((f(x + e) - f(x - e)) / (2 * eps))
+    return np.array(out)
+
+
+def test_cond_closures_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def loss_j(x, c):
+        return jnp.sum(jax.vmap(lambda xi: jax.lax.cond(xi > 0, lambda: xi * 2.0, lambda: jnp.sqrt(c * xi)))(x))
+
+    want = jax.grad(loss_j, argnums=(0, 1))(XS, C)
+    got = tl.grad(_closure_cond_loss, argnums=(0, 1))(tl.tensor(XS), tl.tensor(C, dtype="float64"))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12)
