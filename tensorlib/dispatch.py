@@ -127,11 +127,12 @@ class Mode(abc.ABC):
         """What a tape records for a read of ``var``: by default the Variable itself."""
         return var
 
-    def assign(self, var: Variable, value: Tensor) -> Variable:
-        """``var.assign(value)`` inside the mode: by default an error (a mode that builds no graph has
-        nowhere to put it, and changing the Variable would leak out of the mode)."""
+    def assign(self, var: Variable, value: Tensor, how: str = "assign") -> Variable:
+        """``var.assign(value)`` inside the mode (``how``: or the ``assign_add``/``assign_sub`` that computed
+        ``value``): by default an error (a mode that builds no graph has nowhere to put it, and changing the
+        Variable would leak out of the mode)."""
         raise ValueError(
-            f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned "
+            f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned "
             f"while a {type(self).__name__} mode is active"
         )
 
@@ -916,7 +917,7 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
             )
     st = current_state()
     if st.modes:
-        return st.modes[-1].assign(var, value)
+        return st.modes[-1].assign(var, value, how=how)
     check_assignable(var, value.backend, how)
     log_assign(var, st)
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.

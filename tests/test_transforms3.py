@@ -159,3 +159,90 @@ def test_cond_closures_match_jax():
     got = tl.grad(_closure_cond_loss, argnums=(0, 1))(tl.tensor(XS), tl.tensor(C, dtype="float64"))
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- a traced update read on a recording tape
+# Eagerly, v.assign_add(d) is no read of v a tape records (it would forbid the update itself), and later reads
+# are reads of the updated v.  A tl.function doing the same, called under a tape, was refused at its assign.
+
+D = np.array([1.0, -2.0])
+
+
+def _updated_square(v):
+    v.assign_add(D)
+    return tl.sum(v * v)
+
+
+def _downdated_result(v):
+    return tl.sum(v.assign_sub(D) * 3.0)
+
+
+@pytest.mark.parametrize(
+    ("fn", "value", "grad"),
+    [
+        (_updated_square, lambda v: np.sum((v + D) ** 2), lambda v: 2 * (v + D)),
+        (_downdated_result, lambda v: 3 * np.sum(v - D), lambda v: np.full_like(v, 3.0)),
+    ],
+)
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_update_then_read_on_a_recording_tape(fn, value, grad, mode):
+    start = np.array([1.5, 2.0])
+    v = tl.Variable(start)
+    f = tl.function(fn) if mode == "traced" else fn
+    with tl.GradientTape() as tape:
+        out = f(v)
+    np.testing.assert_allclose(out.numpy(), value(start), rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(out, v).numpy(), grad(start), rtol=1e-12)
+    np.testing.assert_allclose(v.numpy(), start + (D if fn is _updated_square else -D), rtol=1e-12)
+
+
+def test_traced_update_gives_its_delta_no_gradient_as_eagerly():
+    x = tl.tensor(np.array([1.0, 1.0]))
+    for f in (lambda v, x: (v.assign_add(x * 2.0), tl.sum(v * v))[1],) * 2:
+        f = tl.function(f)
+        v = tl.Variable(np.array([1.0, 2.0]))
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            out = f(v, x)
+        gv, gx = tape.gradient(out, [v, x])
+        np.testing.assert_allclose(gv.numpy(), [6.0, 8.0])
+        assert gx is None
+
+
+def test_traced_update_after_a_recorded_read_is_refused_naming_the_update():
+    v = tl.Variable(np.array([1.5, 2.0]))
+
+    @tl.function
+    def f(v):
+        before = tl.sum(v)
+        v.assign_add(D)
+        return before + tl.sum(v * v)
+
+    with tl.GradientTape() as tape, pytest.raises(RuntimeError, match="Variable.assign_add: .* still recording"):
+        f(v)
+    del tape
+    np.testing.assert_array_equal(v.numpy(), [1.5, 2.0])
+
+
+def test_saved_graph_keeps_the_update(tmp_path):
+    v = tl.Variable(np.array([1.5, 2.0]))
+    graph = tl.function(_updated_square).get_graph(v)
+    graph.save(tmp_path / "g")
+    loaded = tl.graph.load(tmp_path / "g")
+    assert "how='assign_add'" in str(loaded)
+    w = tl.Variable(np.array([0.5, 1.0]))
+    with tl.GradientTape() as tape:
+        out = loaded(v=w, D=D)
+    np.testing.assert_allclose(out.numpy(), np.sum((np.array([0.5, 1.0]) + D) ** 2))
+    np.testing.assert_allclose(tape.gradient(out, w).numpy(), 2 * (np.array([0.5, 1.0]) + D))
+
+
+def test_loading_an_assign_with_a_foreign_how_is_refused(tmp_path):
+    from tensorlib.graph import GraphFormatError
+
+    v = tl.Variable(np.array([1.5, 2.0]))
+    tl.function(lambda v: (v.assign_add(tl.ones(2, dtype="float64")), tl.sum(v))[1]).get_graph(v).save(tmp_path / "g")
+    path = tmp_path / "g"
+    path.write_text(path.read_text().replace('"assign_add"', '"assign_mul"'))
+    with pytest.raises(GraphFormatError, match="AssignVariable.*how=assign"):
+        tl.graph.load(path)

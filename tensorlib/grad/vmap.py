@@ -435,9 +435,9 @@ class _Vmap(dispatch.Mode):
                 t = self.numbers[key] = dispatch.to_tensor(value, backend, dtype)
         return t
 
-    def assign(self, var, value):
+    def assign(self, var, value, how: str = "assign"):
         raise AssignError(
-            f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned inside a "
+            f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned inside a "
             "function mapped by tl.vmap; return the new values from it and assign after"
         )
 
