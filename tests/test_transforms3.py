@@ -246,3 +246,40 @@ def test_loading_an_assign_with_a_foreign_how_is_refused(tmp_path):
     path.write_text(path.read_text().replace('"assign_add"', '"assign_mul"'))
     with pytest.raises(GraphFormatError, match="AssignVariable.*how=assign"):
         tl.graph.load(path)
+
+
+# ---------------------------------------------------------------- tl.grad(allow_int=True): float0 gradients
+
+FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+def test_grad_allow_int_gives_float0_zeros_for_integer_and_bool_arguments():
+    x, n = np.array([2.0, 3.0]), np.array([3, 2])
+    gx, gn = tl.grad(lambda x, n: tl.sum(x**n), argnums=(0, 1), allow_int=True)(tl.tensor(x), tl.tensor(n))
+    np.testing.assert_allclose(gx.numpy(), n * x ** (n - 1))
+    assert gn.dtype == FLOAT0 and gn.shape == (2,)
+    g = tl.grad(lambda p: tl.sum(p["x"] * tl.cast(p["k"], "float64")), allow_int=True)(
+        {"x": tl.tensor(x), "k": np.array([True, False])}
+    )
+    np.testing.assert_allclose(g["x"].numpy(), [1.0, 0.0])
+    assert g["k"].dtype == FLOAT0 and g["k"].shape == (2,)
+    value, g = tl.value_and_grad(lambda n: tl.cast(n, "float64") * 2.0, allow_int=True)(tl.tensor(3))
+    assert float(value) == 6.0 and g.dtype == FLOAT0 and g.shape == ()
+
+
+def test_grad_of_an_integer_without_allow_int_is_refused():
+    with pytest.raises(TypeError, match="tl.grad: cannot differentiate with respect to argument 0 of dtype int64"):
+        tl.grad(lambda n: n * 1.0)(tl.tensor(3))
+    with pytest.raises(TypeError, match="tl.value_and_grad: allow_int must be a bool, got 1"):
+        tl.value_and_grad(lambda n: n * 1.0, allow_int=1)
+
+
+def test_grad_allow_int_matches_jax_float0():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    got = tl.grad(lambda x, n: tl.sum(x**n), argnums=(0, 1), allow_int=True)(tl.tensor([2.0, 3.0]), tl.tensor([3, 2]))
+    want = jax.grad(lambda x, n: jax.numpy.sum(x**n), argnums=(0, 1), allow_int=True)(
+        jax.numpy.array([2.0, 3.0]), jax.numpy.array([3, 2])
+    )
+    np.testing.assert_allclose(got[0].numpy(), np.asarray(want[0]), rtol=1e-6)
+    assert got[1].dtype == want[1].dtype == jax.dtypes.float0 and got[1].shape == want[1].shape

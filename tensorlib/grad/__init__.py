@@ -74,10 +74,10 @@ def __getattr__(name):
 
 
 class _CallableModule(types.ModuleType):
-    def __call__(self, f, argnums=0, has_aux=False, holomorphic=False):
+    def __call__(self, f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         from .api import grad
 
-        return grad(f, argnums, has_aux, holomorphic)
+        return grad(f, argnums, has_aux, holomorphic, allow_int)
 
     def __reduce__(self):
         # By name, as pickle and cloudpickle send a plain module: a function that calls ``tl.grad(...)``
