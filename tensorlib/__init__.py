@@ -330,7 +330,18 @@ from .ops.special import i0
 from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
 from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after the op families they call)
 from . import grad
-from .grad import GradientTape, hessian, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
+from .grad import (
+    GradientTape,
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
+)
 from .grad.custom import custom_gradient, custom_jvp, custom_vjp, remat
 from .ops._explain import eval_shape
 from .grad.vmap import vmap

@@ -283,3 +283,71 @@ def test_grad_allow_int_matches_jax_float0():
     )
     np.testing.assert_allclose(got[0].numpy(), np.asarray(want[0]), rtol=1e-6)
     assert got[1].dtype == want[1].dtype == jax.dtypes.float0 and got[1].shape == want[1].shape
+
+
+# ---------------------------------------------------------------- tl.linear_transpose
+
+RNG = np.random.default_rng(3)
+A = RNG.standard_normal((3, 4))
+ZA = RNG.standard_normal((2, 3)) + 1j * RNG.standard_normal((2, 3))
+
+
+def _linear(x, z):
+    return tl.tensor(A) @ x, {"s": tl.tensor(ZA) @ z, "c": tl.cumsum(x)}
+
+
+def _linear_np_transpose(ct):
+    y, rest = ct
+    # The transpose, not the conjugate transpose, for the complex part (JAX's linear_transpose).
+    return A.T @ y + np.cumsum(rest["c"][::-1])[::-1], ZA.T @ rest["s"]
+
+
+@pytest.mark.parametrize("given", ["arrays", "specs"])
+def test_linear_transpose_is_the_matrix_transpose(given):
+    primals = (
+        (np.zeros(4), np.zeros(3, complex))
+        if given == "arrays"
+        else (tl.TensorSpec((4,), "float64"), tl.TensorSpec((3,), "complex128"))
+    )
+    f_t = tl.linear_transpose(_linear, *primals)
+    ct = (RNG.standard_normal(3), {"c": RNG.standard_normal(4), "s": RNG.standard_normal(2) + 1j})  # keys reordered
+    got = f_t(ct)
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, _linear_np_transpose(ct)):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-12)
+
+
+def test_linear_transpose_of_an_affine_function_is_its_linear_parts():
+    f_t = tl.linear_transpose(lambda x: 2.0 * x + 1.0, np.zeros(3))
+    np.testing.assert_allclose(f_t(np.array([1.0, 2.0, 3.0]))[0].numpy(), [2.0, 4.0, 6.0])
+
+
+def test_linear_transpose_refuses_wrong_cotangents_and_integer_primals():
+    f_t = tl.linear_transpose(lambda x: x * 3.0, np.zeros(2))
+    with pytest.raises(
+        TypeError, match=r"tl.linear_transpose: the cotangent .* expected \(float64\[2\]\), got \(float32"
+    ):
+        f_t(np.ones(2, np.float32))
+    with pytest.raises(TypeError, match=r"expected \(float64\[2\]\), got \(float64\[3\]\)"):
+        f_t(np.ones(3))
+    with pytest.raises(
+        TypeError, match=r"tl.linear_transpose: primal 0 .* float or complex dtype, got shape \(2,\) int64"
+    ):
+        tl.linear_transpose(lambda x: x, np.zeros(2, np.int64))
+    with pytest.raises(TypeError, match=r"primal 0 must give a known shape"):
+        tl.linear_transpose(lambda x: x, tl.TensorSpec((None,), "float64"))
+
+
+def test_linear_transpose_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def f_j(x, z):
+        return jnp.asarray(A) @ x, {"s": jnp.asarray(ZA) @ z, "c": jnp.cumsum(x)}
+
+    ct = (RNG.standard_normal(3), {"s": RNG.standard_normal(2) + 2j, "c": RNG.standard_normal(4)})
+    want = jax.linear_transpose(f_j, np.zeros(4), np.zeros(3, complex))(ct)
+    got = tl.linear_transpose(_linear, np.zeros(4), np.zeros(3, complex))(ct)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12)

@@ -330,6 +330,67 @@ def _vjp(f, primals, has_aux, what, integers: bool = False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
+def linear_transpose(f, *primals):
+    """The transpose of the linear function ``f`` (JAX's ``jax.linear_transpose``): ``f_t(cotangent)``
+    returns, for a ``cotangent`` of ``f``'s output structure, shapes and dtypes, one cotangent per primal
+    (a tuple), ``x -> J^T x`` for the matrix ``J`` of ``f`` (its transpose, not the conjugate one, for a
+    complex ``f``, as in JAX).  ``primals`` give only the shapes and dtypes (tensors, arrays, ``TensorSpec``s
+    or anything with ``shape`` and ``dtype``; nested too), of a float or complex dtype.  ``f`` is run once,
+    at zeros, and its recorded vjp is transposed at each call; for an affine ``f`` that is the transpose of
+    its linear part, as in JAX, and ``f`` must be linear (or affine) for the result to mean anything.
+
+    >>> import tensorlib as tl
+    >>> a = tl.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> f_t = tl.linear_transpose(lambda x: a @ x, tl.TensorSpec((2,), "float32"))
+    >>> f_t(tl.tensor([1.0, 0.0, 1.0]))[0].numpy().tolist()  # a.T @ [1, 0, 1]
+    [6.0, 8.0]
+    """
+    from .. import dtypes
+    from ..ops import creation
+
+    if not callable(f):
+        raise TypeError(f"tl.linear_transpose: f must be callable, got {type(f).__name__} {f!r:.60}")
+    zeros = []
+    for n, primal in enumerate(primals):
+        leaves, treedef = tree.flatten(primal)
+        filled = []
+        for leaf in leaves:
+            shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
+            if shape is None or dtype is None:
+                leaf = np.asarray(leaf)
+                shape, dtype = leaf.shape, leaf.dtype
+            dtype = dtypes.as_dtype(dtype)
+            if dtype.kind not in "fc" or None in tuple(shape):
+                raise TypeError(
+                    f"tl.linear_transpose: primal {n} must give a known shape and a float or complex dtype, got "
+                    f"shape {tuple(shape)} {dtype}"
+                )
+            filled.append(creation.zeros(tuple(shape), dtype=dtype))
+        zeros.append(tree.unflatten(treedef, filled))
+    out, vjp_fn = _vjp(f, zeros, False, "tl.linear_transpose")
+    out_leaves, out_def = tree.flatten(out)
+
+    def f_transpose(cotangent):
+        leaves, treedef = tree.flatten(tree.ordered_as(out_def, cotangent))  # dicts pair by key
+        given = [
+            (tuple(getattr(c, "shape", np.shape(c))), dtypes.as_dtype(getattr(c, "dtype", np.asarray(c).dtype)))
+            for c in leaves
+        ]
+        wanted = [(tuple(np.shape(o)), dtypes.as_dtype(getattr(o, "dtype", np.asarray(o).dtype))) for o in out_leaves]
+        if treedef != out_def or given != wanted:
+            raise TypeError(
+                "tl.linear_transpose: the cotangent must have f's output structure, shapes and dtypes: expected "
+                f"{_listed(wanted)}, got {_listed(given)}"
+            )
+        return vjp_fn(cotangent)
+
+    return f_transpose
+
+
+def _listed(specs) -> str:
+    return "(" + ", ".join(f"{d.name}{list(s)}" for s, d in specs) + ")"
+
+
 def linearize(f, *primals, has_aux: bool = False):
     """``(f(*primals), f_jvp)`` (JAX's ``jax.linearize``): ``f_jvp(*tangents)`` is the Jacobian of ``f`` at
     ``primals`` applied to ``tangents``, as :func:`jvp` gives, but ``f`` runs once: each call of ``f_jvp``
