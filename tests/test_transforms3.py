@@ -351,3 +351,41 @@ def test_linear_transpose_matches_jax():
     got = tl.linear_transpose(_linear, np.zeros(4), np.zeros(3, complex))(ct)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- reductions of a 0-d tensor along an axis
+# NumPy: the ufunc reductions (sum, max, any, argmax, cumsum, nan*...) take an int axis 0 or -1 of a 0-d array;
+# mean, var, std, average, median, quantile (and nanmedian, nanquantile) raise AxisError, and a tuple of axes
+# raises everywhere.  tl.mean answered, tl.median crashed with an IndexError naming nothing, and
+# tl.mean(x, axis=(0,)) failed in the Sum kernel.
+
+REDUCTIONS = [
+    "sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "cumsum", "cumprod", "ptp", "count_nonzero",
+    "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
+    "mean", "var", "std", "average", "median", "nanmedian",
+    "quantile", "percentile", "nanquantile", "nanpercentile",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1, (0,), (), None])
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_of_a_0d_tensor_along_an_axis_follow_numpy(name, axis):
+    q = {"quantile": (0.5,), "nanquantile": (0.5,), "percentile": (50,), "nanpercentile": (50,)}.get(name, ())
+    if name in ("argmax", "argmin", "cumsum", "cumprod") and isinstance(axis, tuple):
+        return  # an int-only axis argument: a TypeError in both
+    x = np.array(2.5)
+    try:
+        want = getattr(np, name)(x, *q, axis=axis)
+    except np.exceptions.AxisError:
+        with pytest.raises(ValueError, match=rf"(?i){name}\b.*: axis -?\d is out of range for a tensor of rank 0"):
+            getattr(tl, name)(tl.tensor(x), *q, axis=axis)
+        return
+    got = getattr(tl, name)(tl.tensor(x), *q, axis=axis)
+    np.testing.assert_allclose(got.numpy(), want)
+    assert got.shape == np.shape(want)
+
+
+def test_a_0d_mean_along_an_axis_is_refused_when_traced_too():
+    f = tl.function(lambda x: tl.mean(x, axis=-1))
+    with pytest.raises(ValueError, match="Mean: axis -1 is out of range for a tensor of rank 0"):
+        f(tl.tensor(2.5))

@@ -71,22 +71,32 @@ def as_ints(values, what: str) -> tuple:
         raise TypeError(f"{what} must be integers, got {values!r}") from None
 
 
-def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
+def normalize_axis(axis: int, ndim: int, what: str = "axis", scalar_axis: bool = True) -> int:
     if isinstance(axis, bool) or not hasattr(axis, "__index__"):
         raise TypeError(f"{what} must be an int, got {axis!r}")
     axis = operator.index(axis)  # NumPy integers are axes too
-    # NumPy lets reductions and cumsum/cumprod name axis 0 or -1 of a 0-d array.
-    if not (-ndim <= axis < ndim or (ndim == 0 and axis in (0, -1))):
+    # NumPy lets reductions and cumsum/cumprod name axis 0 or -1 of a 0-d array (see normalize_axes).
+    if not (-ndim <= axis < ndim or (ndim == 0 and scalar_axis and axis in (0, -1))):
         raise ValueError(f"{what} {axis} is out of range for a tensor of rank {ndim}")
     return axis % ndim if ndim else 0
 
 
-def normalize_axes(axis, ndim: int) -> tuple:
-    """``None`` -> all axes; an int or sequence -> sorted tuple of non-negative axes, checked."""
+def normalize_axes(axis, ndim: int, scalar_axis: bool = True) -> tuple:
+    """``None`` -> all axes; an int or sequence -> sorted tuple of non-negative axes, checked.  A 0-d tensor
+    has an axis 0 (or -1) only given as an int, and with ``scalar_axis`` (NumPy's ufunc reductions, sum or
+    max, take it; a tuple of axes, and mean, var, std, median, quantile, raise AxisError).
+
+    >>> normalize_axes(-1, 0), normalize_axes((), 0)
+    ((0,), ())
+    >>> normalize_axes((0,), 0)
+    Traceback (most recent call last):
+    ValueError: axis 0 is out of range for a tensor of rank 0
+    """
     if axis is None:
         return tuple(range(ndim))
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    out = tuple(sorted(normalize_axis(a, ndim) for a in axes))
+    many = isinstance(axis, (tuple, list))
+    axes = tuple(axis) if many else (axis,)
+    out = tuple(sorted(normalize_axis(a, ndim, scalar_axis=scalar_axis and not many) for a in axes))
     if len(set(out)) != len(out):
         raise ValueError(f"duplicate axis in {axis!r}")
     return out

@@ -1428,7 +1428,7 @@ def _quantile(a, q, axis, keepdims, method, name, weights=None):
     a = math_ops.cast(a, dtype) if a.dtype != dtype else a
     ndim = a.ndim
     try:
-        axes = normalize_axes(axis, ndim)
+        axes = normalize_axes(axis, ndim, scalar_axis=False)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{name}: {e} (shape {a.shape})") from None
     if 0 in (a.shape[i] for i in axes):  # checked before the reshape, whose -1 cannot size an empty slice
@@ -1551,7 +1551,7 @@ def nan_after_unknown_slices(flat):
 def _empty_slice_nans(a, axis, keepdims, name):
     """NumPy's median of empty slices: NaN (float64 for integers), of the reduced shape; else None."""
     a = as_tensor(a)
-    reduce_ops._check_axis(a, axis, name)
+    reduce_ops._check_axis(a, axis, name, scalar_axis=False)
     if 0 not in (a.shape[i] for i in normalize_axes(axis, a.ndim) if i < a.ndim):
         return None
     if a.dtype.kind not in "fc":

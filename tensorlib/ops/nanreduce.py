@@ -330,9 +330,9 @@ def _nanquantile(a, q, axis, keepdims, method, name, weights=None):
         raise ValueError(f"nanquantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
     a = math_ops.cast(a, dtype) if a.dtype != dtype else a
     try:
-        axes = normalize_axes(axis, a.ndim)
+        axes = normalize_axes(axis, a.ndim, scalar_axis=False)
     except (TypeError, ValueError) as e:
-        raise type(e)(f"nanquantile: {e} (shape {a.shape})") from None
+        raise type(e)(f"{name}: {e} (shape {a.shape})") from None
     if 0 in (a.shape[i] for i in axes):  # NumPy: NaN, as for a slice of NaNs only
         from .array import _empty_slice_nans
 
