@@ -312,6 +312,10 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         for t, before in reversed(done):
             t.assign(before)
         raise
+    for prefix, opt in optimizers.items():
+        head = f"{prefix}." if prefix else ""
+        if any(name.startswith(head) for name in arrays):  # the state holds this optimizer's: nothing stays stale
+            opt._state_loaded(f"{head}slots.", arrays)
     for opt, slots in restore:
         opt._restore_slots(slots)
     for opt in optimizers.values():
@@ -320,12 +324,16 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
 
 
 def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:
-    """The learning rates and step counters in ``arrays`` that their optimizer would refuse: a negative or NaN
-    rate (its constructor and setter refuse one: it climbs the loss) or a negative counter (Adam's bias
-    correction of step -5 is no step's).  Loaded, either had trained silently wrong."""
+    """The learning rates, hyperparameters and step counters in ``arrays`` that their optimizer would refuse: a
+    negative or NaN rate (its constructor and setter refuse one: it climbs the loss), a hyperparameter out of its
+    constructor's range (Adam's ``beta_1=1.5``, a NaN epsilon) or a negative counter (Adam's bias correction of
+    step -5 is no step's).  Loaded, each had trained silently wrong."""
     problems = []
     for prefix, opt in optimizers.items():
         head = f"{prefix}." if prefix else ""
+        settings = f"{head}hyperparameters."
+        given = {n[len(settings) :]: a for n, a in arrays.items() if n.startswith(settings) and a is not None}
+        problems += [f"{(settings + name)!r} in {where}: {why}" for name, why in opt._refused_settings(given).items()]
         counters = {n for n, kind in opt._slot_kinds().items() if kind == "counter"}
         for name, a in arrays.items():
             rest = name[len(head) :] if name.startswith(head) else None

@@ -807,6 +807,14 @@ def _ascent_pairs(g: Tensor, dtype) -> Tensor:
     return _as_pairs(_elementwise.conj(g), dtype)
 
 
+# The ranges of hyperparameters (torch.optim's constructors' checks); a NaN is in none.
+_RANGES = {
+    ">= 0": lambda x: x >= 0,
+    "[0, 1)": lambda x: 0 <= x < 1,
+    "[0, 1]": lambda x: 0 <= x <= 1,
+}
+
+
 class _Hyperparameter:
     """A number of an optimizer's update rule (``beta_1``, ``momentum``, ``weight_decay``, ...), held in a 0-d
     float64 Variable as a constant learning rate is: a traced step reads it at every call, so a value set
@@ -831,9 +839,7 @@ class _Hyperparameter:
             raise AttributeError(f"{type(opt).__name__} has no attribute {self.name!r}") from None
 
     def __set__(self, opt, value) -> None:
-        number = (
-            _flag(value, type(opt).__name__, self.name) if self.flag else _number(value, type(opt).__name__, self.name)
-        )
+        number = _flag(value, type(opt).__name__, self.name) if self.flag else opt._checked(self.name, value)
         opt.__dict__.setdefault("_hyper_values", {})[self.name] = number
         held = opt.__dict__.setdefault("_hypers", {})
         stored = np.bool_(number) if self.flag else np.float64(number)
@@ -937,6 +943,7 @@ class Optimizer:
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
     _scalar_names: tuple = ()  # per-variable 0-d float64 state (NAdam's product of momentum coefficients)
     _hyperparameters: tuple = ()  # numbers of the update rule held in Variables (see _Hyperparameter)
+    _ranges: dict = {}  # a hyperparameter's range (a key of _RANGES) where it is not ">= 0"
     _flag_names: tuple = ()  # flags that pick the rule's ops (amsgrad, nesterov, ...), held as bool Variables
     maximize = _Hyperparameter("maximize", flag=True)  # every optimizer's (torch.optim's maximize)
 
@@ -1066,12 +1073,18 @@ class Optimizer:
         self.weight_decay``, ``momentum > 0``; a NaN counts with the negatives, as both tests see it)."""
         return tuple((v > 0, v == 0) for v in self.__dict__.get("_hyper_values", {}).values())
 
-    def _check_non_negative(self, **values) -> None:
-        """torch.optim's checks: a negative (or NaN) epsilon, momentum or weight decay is a ValueError (and a
-        string a TypeError naming it: "0.9" was read as a number, then failed in a bare comparison)."""
-        for name, value in values.items():
-            if not _number(value, type(self).__name__, name) >= 0:
-                raise ValueError(f"{type(self).__name__}: {name} must be >= 0, got {value}")
+    def _checked(self, name: str, value) -> float:
+        """Hyperparameter ``name`` set to ``value``, as a float, checked as ``torch.optim``'s constructors check it
+        (``_ranges``; the rest must be >= 0): a NaN, negative or out-of-range value is a ValueError, a string a
+        TypeError naming it ("0.9" was read as a number).  The constructor, a setting between steps and a loaded
+        checkpoint all pass here (a checkpoint's ``beta_1=1.5`` or ``epsilon=-1`` had loaded silently)."""
+        number = _number(value, type(self).__name__, name)
+        bounds = self._ranges.get(name, ">= 0")
+        if not _RANGES[bounds](number):
+            raise ValueError(
+                f"{type(self).__name__}: {name} must be {'>= 0' if bounds == '>= 0' else 'in ' + bounds}, got {value}"
+            )
+        return number
 
     def _slots_for(self, key: str, var: Variable) -> dict:
         """The slots of ``var``, created at its first update and keyed by its path in that structure.
@@ -1107,17 +1120,35 @@ class Optimizer:
         return slots
 
     def _new_slot(self, key: str, name: str, var: Variable, restored) -> Variable:
-        """Slot ``name`` of ``var``: the checkpoint's value, or its start (0-d for counters and scalars)."""
-        if restored is not None:
-            value = restored.numpy()
-        elif name in self._counter_names:
-            value = np.int64(0)
-        elif name in self._scalar_names:
-            value = np.float64(self._slot_start(name))
-        else:
-            shape, dtype = _slot_layout(var)
-            value = np.full(shape, self._slot_start(name), dtype)
+        """Slot ``name`` of ``var``: the checkpoint's value, or its start."""
+        value = restored.numpy() if restored is not None else self._slot_begin(name, var)
         return Variable(value, name=f"{key}/{name}", trainable=False, backend=var.backend)
+
+    def _slot_begin(self, name: str, var: Variable) -> np.ndarray:
+        """The value slot ``name`` of ``var`` starts from (0-d for counters and scalars)."""
+        if name in self._counter_names:
+            return np.int64(0)
+        if name in self._scalar_names:
+            return np.float64(self._slot_start(name))
+        shape, dtype = _slot_layout(var)
+        return np.full(shape, self._slot_start(name), dtype)
+
+    def _state_loaded(self, head: str, names) -> None:
+        """After a checkpoint holding this optimizer's state loaded (its names ``head + key.slot``): every slot it
+        gave no value starts again, as a variable without state in a ``torch.optim`` ``load_state_dict`` does.
+        A partial load (``strict=False``) had kept such slots from before the load (moments of 3 steps beside a
+        step counter of 1; a pending slot of an earlier file, used at the first step), silently."""
+        given = {name[len(head) :] for name in names if name.startswith(head)}
+        for key in list(self._restored):
+            kept = {n: v for n, v in self._restored[key].items() if f"{key}.{n}" in given}
+            if kept:
+                self._restored[key] = kept
+            else:
+                del self._restored[key]
+        for key, var, slots in self._slots.values():
+            for name, slot in slots.items():
+                if f"{key}.{name}" not in given:
+                    slot.assign(self._slot_begin(name, var))
 
     def _new_key(self, path: str, var: Variable) -> str:
         """The slot key of a variable first seen at ``path``: the path, or ``path/name`` where another
@@ -1366,17 +1397,24 @@ class Optimizer:
             state["hyperparameters"] = dict(hypers)
         return {**state, "slots": slots}
 
+    def _refused_settings(self, settings: dict) -> dict:
+        """``{name: why}`` for the numbers of a checkpoint's hyperparameters (``{name: array}``) that
+        :meth:`_checked` refuses, as the constructor and a setting would (flags' and shapes' dtypes are checked
+        with every entry's)."""
+        problems, numbers = {}, self.__dict__.get("_hyper_values", {})
+        for name, a in settings.items():
+            if isinstance(numbers.get(name), float) and np.ndim(a) == 0:
+                try:
+                    self._checked(name, np.asarray(a).item())
+                except (TypeError, ValueError) as e:
+                    problems[name] = str(e)
+        return problems
+
     def _hyperparameters_loaded(self) -> None:
         """After a checkpoint assigned the hyperparameters' Variables: the floats an eager step and the rule's
         branches read take their values (set as ``opt.beta_1 = value`` sets both)."""
         for name, held in self.__dict__.get("_hypers", {}).items():
             setattr(self, name, held.numpy().item())
-
-
-def _check_betas(who: str, **betas) -> None:
-    for name, beta in betas.items():
-        if not 0.0 <= _number(beta, who, name) < 1.0:
-            raise ValueError(f"{who}: {name} must be in [0, 1), got {beta}")
 
 
 def _moments(slots, grad, hp) -> tuple:
@@ -1441,14 +1479,13 @@ class SGD(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        self._check_non_negative(momentum=momentum, weight_decay=weight_decay, dampening=dampening)
-        if nesterov and (momentum <= 0 or dampening != 0):
+        self.momentum, self.nesterov, self.weight_decay = momentum, nesterov, weight_decay
+        self.dampening = dampening
+        if nesterov and (not self.momentum > 0 or self.dampening != 0):
             raise ValueError(
                 f"SGD: nesterov=True needs a positive momentum and zero dampening, got momentum={momentum}, "
                 f"dampening={dampening}"
             )
-        self.momentum, self.nesterov, self.weight_decay = float(momentum), nesterov, float(weight_decay)
-        self.dampening = float(dampening)
 
     # The slots follow the arguments as they are now (momentum may be set after the first step, as in a
     # torch.optim param group): Optimizer._slots_for adds the missing ones.
@@ -1504,6 +1541,7 @@ class Adam(Optimizer):
     # variable that got no gradient on some steps is corrected by the steps it actually took.
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
+    _ranges = {"beta_1": "[0, 1)", "beta_2": "[0, 1)"}
     _flag_names = ("amsgrad",)
 
     def __init__(
@@ -1520,10 +1558,7 @@ class Adam(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        _check_betas(type(self).__name__, beta_1=beta_1, beta_2=beta_2)
-        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
-        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
-        self.weight_decay = float(weight_decay)
+        self.beta_1, self.beta_2, self.epsilon, self.weight_decay = beta_1, beta_2, epsilon, weight_decay
         self.amsgrad = amsgrad
 
     @property
@@ -1602,6 +1637,7 @@ class RMSprop(Optimizer):
     """
 
     _hyperparameters = ("rho", "epsilon", "momentum", "weight_decay")
+    _ranges = {"rho": "[0, 1)"}
     _flag_names = ("centered",)
 
     def __init__(
@@ -1618,11 +1654,8 @@ class RMSprop(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        if not 0.0 <= _number(rho, "RMSprop", "rho") < 1.0:
-            raise ValueError(f"RMSprop: rho must be in [0, 1), got {rho}")
-        self._check_non_negative(epsilon=epsilon, momentum=momentum, weight_decay=weight_decay)
-        self.rho, self.epsilon, self.momentum, self.centered = float(rho), float(epsilon), float(momentum), centered
-        self.weight_decay = float(weight_decay)
+        self.rho, self.epsilon, self.momentum, self.centered = rho, epsilon, momentum, centered
+        self.weight_decay = weight_decay
 
     @property
     def _slot_names(self) -> tuple:
@@ -1677,14 +1710,8 @@ class Adagrad(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        self._check_non_negative(
-            lr_decay=lr_decay,
-            weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value,
-            epsilon=epsilon,
-        )
-        self.lr_decay, self.weight_decay = float(lr_decay), float(weight_decay)
-        self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), float(epsilon)
+        self.lr_decay, self.weight_decay = lr_decay, weight_decay
+        self.initial_accumulator_value, self.epsilon = initial_accumulator_value, epsilon
 
     def _slot_start(self, name: str) -> float:
         return self.initial_accumulator_value if name == "accumulator" else 0.0
@@ -1717,6 +1744,7 @@ class Adamax(Optimizer):
     _slot_names = ("m", "u")
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
+    _ranges = {"beta_1": "[0, 1)", "beta_2": "[0, 1)"}
 
     def __init__(
         self,
@@ -1731,10 +1759,7 @@ class Adamax(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        _check_betas("Adamax", beta_1=beta_1, beta_2=beta_2)
-        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
-        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
-        self.weight_decay = float(weight_decay)
+        self.beta_1, self.beta_2, self.epsilon, self.weight_decay = beta_1, beta_2, epsilon, weight_decay
 
     def _update(self, var, grad, lr, hp, slots):
         _, grad = _decayed(self, var, grad, lr, hp, False)
@@ -1769,6 +1794,7 @@ class NAdam(Optimizer):
     _counter_names = ("step",)
     _scalar_names = ("mu_product",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay", "momentum_decay")
+    _ranges = {"beta_1": "[0, 1)", "beta_2": "[0, 1)"}
     _flag_names = ("decoupled_weight_decay",)
 
     def __init__(
@@ -1786,10 +1812,8 @@ class NAdam(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        _check_betas("NAdam", beta_1=beta_1, beta_2=beta_2)
-        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay, momentum_decay=momentum_decay)
-        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
-        self.weight_decay, self.momentum_decay = float(weight_decay), float(momentum_decay)
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+        self.weight_decay, self.momentum_decay = weight_decay, momentum_decay
         self.decoupled_weight_decay = decoupled_weight_decay
 
     def _slot_start(self, name: str) -> float:
@@ -1830,6 +1854,7 @@ class RAdam(Optimizer):
     _slot_names = ("m", "v")
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
+    _ranges = {"beta_1": "[0, 1)", "beta_2": "[0, 1)"}
     _flag_names = ("decoupled_weight_decay",)
 
     def __init__(
@@ -1846,10 +1871,8 @@ class RAdam(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        _check_betas("RAdam", beta_1=beta_1, beta_2=beta_2)
-        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
-        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
-        self.weight_decay, self.decoupled_weight_decay = float(weight_decay), decoupled_weight_decay
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+        self.weight_decay, self.decoupled_weight_decay = weight_decay, decoupled_weight_decay
 
     def _rule_switches(self) -> tuple:
         # rho_t < rho_inf = 2 / (1 - b2) - 1: with rho_inf <= 5 (beta_2 <= 2/3) never rectified, and the
@@ -1891,6 +1914,7 @@ class Adadelta(Optimizer):
 
     _slot_names = ("square_avg", "acc_delta")
     _hyperparameters = ("rho", "epsilon", "weight_decay")
+    _ranges = {"rho": "[0, 1]"}
 
     def __init__(
         self,
@@ -1904,10 +1928,7 @@ class Adadelta(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        if not 0.0 <= _number(rho, "Adadelta", "rho") <= 1.0:
-            raise ValueError(f"Adadelta: rho must be in [0, 1], got {rho}")
-        self._check_non_negative(epsilon=epsilon, weight_decay=weight_decay)
-        self.rho, self.epsilon, self.weight_decay = float(rho), float(epsilon), float(weight_decay)
+        self.rho, self.epsilon, self.weight_decay = rho, epsilon, weight_decay
 
     def _update(self, var, grad, lr, hp, slots):
         _, grad = _decayed(self, var, grad, lr, hp, False)
@@ -1934,6 +1955,7 @@ class Lion(Optimizer):
 
     _slot_names = ("m",)
     _hyperparameters = ("beta_1", "beta_2", "weight_decay")
+    _ranges = {"beta_1": "[0, 1]", "beta_2": "[0, 1]"}
 
     def __init__(
         self,
@@ -1947,11 +1969,7 @@ class Lion(Optimizer):
         maximize: bool = False,
     ):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
-        for name, beta in (("beta_1", beta_1), ("beta_2", beta_2)):
-            if not 0.0 <= _number(beta, "Lion", name) <= 1.0:
-                raise ValueError(f"Lion: {name} must be in [0, 1], got {beta}")
-        self._check_non_negative(weight_decay=weight_decay)
-        self.beta_1, self.beta_2, self.weight_decay = float(beta_1), float(beta_2), float(weight_decay)
+        self.beta_1, self.beta_2, self.weight_decay = beta_1, beta_2, weight_decay
 
     def _update(self, var, grad, lr, hp, slots):
         var, grad = _decayed(self, var, grad, lr, hp, True)

@@ -270,8 +270,9 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, reduction: str = "m
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood ``0.5 (log(var) + (input - target) ** 2 / var)`` of ``target`` under normal
     distributions of mean ``input`` and variance ``var`` (plus ``0.5 log(2 pi)`` with ``full``), reduced
-    (PyTorch's ``F.gaussian_nll_loss``).  ``var`` is shaped as ``input``, as ``input`` without its last axis, or
-    with a last axis of 1 (one variance for every value of a row); it is clamped at ``eps`` for the value only,
+    (PyTorch's ``F.gaussian_nll_loss``).  ``var`` is shaped as ``input``, as ``input`` without its last axis, as
+    ``input`` with one axis of 1 (a variance shared along it: ``(N, 1, H, W)`` over the channels of ``(N, C, H, W)``),
+    or a Python number (one variance for all); it is clamped at ``eps`` for the value only,
     so the gradient passes the clamp (as PyTorch's).  A negative variance raises (traced: NaN).
 
     >>> import tensorlib as tl
@@ -281,14 +282,17 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     """
     name = "gaussian_nll_loss"
     x, y = _pair(input, target, name)
+    number = isinstance(var, (int, float)) and not isinstance(var, bool)  # PyTorch's float var: one for all
     v = _float_or_float64(as_tensors(x, var)[1], name, "var")
     shape, vshape = tuple(x.shape), tuple(v.shape)
-    if vshape == shape[:-1] and vshape != shape:
+    if number:
+        pass
+    elif vshape == shape[:-1] and vshape != shape:
         v = shape_ops.expand_dims(v, -1)
-    elif vshape != shape and not (vshape[:-1] == shape[:-1] and vshape[-1:] == (1,)):
+    elif vshape != shape and not _one_axis_of_one(vshape, shape):
         raise ValueError(
             f"{name}: var shape {vshape} ({v.dtype}) must be input shape {shape} ({x.dtype}), that shape without "
-            "its last axis, or with a last axis of 1"
+            "its last axis, or that shape with one axis of 1 (or var a Python number)"
         )
     if not v.is_symbolic and (v.numpy() < 0).any():
         raise ValueError(f"{name}: var holds negative values (shape {vshape}, {v.dtype})")
@@ -301,6 +305,13 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     if full:
         loss = loss + 0.5 * _math.log(2 * _math.pi)
     return _rounded(_reduced(loss, reduction, name), dtype)
+
+
+def _one_axis_of_one(vshape: tuple, shape: tuple) -> bool:
+    """Whether ``vshape`` is ``shape`` with exactly one axis of size 1 (PyTorch's shared variance: ``(4, 1, 32, 32)``
+    for ``(4, 3, 32, 32)``, one per pixel over the channels)."""
+    differ = [v for v, n in zip(vshape, shape) if v != n]
+    return len(vshape) == len(shape) and differ == [1]
 
 
 @_op_type(None, tensors=("input", "target"))
