@@ -344,7 +344,7 @@ from .grad import (
 )
 from .grad.custom import custom_gradient, custom_jvp, custom_vjp, remat
 from .ops._explain import eval_shape
-from .grad.vmap import vmap
+from .grad.vmap import all_gather, axis_index, pmax, pmean, pmin, psum, vmap
 from .ops.math import stop_gradient
 from . import nn
 from .module import Module, functional_call

@@ -389,3 +389,125 @@ def test_a_0d_mean_along_an_axis_is_refused_when_traced_too():
     f = tl.function(lambda x: tl.mean(x, axis=-1))
     with pytest.raises(ValueError, match="Mean: axis -1 is out of range for a tensor of rank 0"):
         f(tl.tensor(2.5))
+
+
+# ---------------------------------------------------------------- vmap axis_name= and the collectives (jax.lax's)
+
+XB = RNG.standard_normal((4, 3))
+WB = RNG.standard_normal(3)
+COLLECTIVES = {
+    "psum": lambda p: p.sum(0),
+    "pmean": lambda p: p.mean(0),
+    "pmax": lambda p: p.max(0),
+    "pmin": lambda p: p.min(0),
+    "all_gather": lambda p: p,
+}
+
+
+def _times_each(name, collected, p):
+    """What ``vmap(lambda x: collective(x) * x)`` gives per element, in NumPy (a gathered stack times x broadcasts)."""
+    return np.stack([collected * row for row in p])
+
+
+@pytest.mark.parametrize("name", sorted(COLLECTIVES))
+def test_collectives_over_the_named_axis(name):
+    coll = getattr(tl, name)
+    got = tl.vmap(lambda x: coll(x, "i") * x, axis_name="i")(tl.tensor(XB))
+    np.testing.assert_allclose(got.numpy(), _times_each(name, COLLECTIVES[name](XB), XB), rtol=1e-12)
+    # An argument the same for every element: the batch of copies of it.
+    got = tl.vmap(lambda x, w: coll(w, "i") + x, in_axes=(0, None), axis_name="i")(tl.tensor(XB), tl.tensor(WB))
+    copies = COLLECTIVES[name](np.stack([WB] * 4))
+    want = copies[None] + XB[:, None] if name == "all_gather" else copies + XB
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    traced = tl.function(tl.vmap(lambda x: coll(x, "i") * x, axis_name="i"))(tl.tensor(XB))
+    np.testing.assert_allclose(traced.numpy(), _times_each(name, COLLECTIVES[name](XB), XB), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(COLLECTIVES))
+def test_collectives_of_nested_vmaps_name_their_axis(name):
+    coll = getattr(tl, name)
+    outer = tl.vmap(lambda r: tl.vmap(lambda e: coll(e, "i") * e, axis_name="j")(r), axis_name="i")(tl.tensor(XB))
+    inner = tl.vmap(lambda r: tl.vmap(lambda e: coll(e, "j") * e, axis_name="j")(r), axis_name="i")(tl.tensor(XB))
+    if name == "all_gather":  # element (r, c) gathers column c (over "i") or row r (over "j")
+        want_outer, want_inner = np.einsum("ic,rc->rci", XB, XB), np.einsum("rj,rc->rcj", XB, XB)
+    else:
+        want_outer = COLLECTIVES[name](XB)[None, :] * XB
+        want_inner = np.stack([COLLECTIVES[name](row) for row in XB])[:, None] * XB
+    np.testing.assert_allclose(outer.numpy(), want_outer, rtol=1e-12)
+    np.testing.assert_allclose(inner.numpy(), want_inner, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(COLLECTIVES))
+def test_gradient_of_vmap_through_a_collective(name):
+    coll = getattr(tl, name)
+
+    def loss(x, w):
+        return tl.sum(tl.vmap(lambda xi: tl.sin(coll(xi * w, "i")) * xi, axis_name="i")(x))
+
+    def loss_np(x, w):
+        return np.sum(_times_each(name, np.sin(COLLECTIVES[name](x * w)), x))
+
+    gx, gw = tl.grad(loss, argnums=(0, 1))(tl.tensor(XB), tl.tensor(WB))
+    np.testing.assert_allclose(
+        gx.numpy(), _central_differences(lambda x: loss_np(x, WB), XB).reshape(XB.shape), rtol=1e-6
+    )
+    np.testing.assert_allclose(gw.numpy(), _central_differences(lambda w: loss_np(XB, w), WB), rtol=1e-6)
+
+
+def test_axis_index_of_nested_vmaps():
+    got = tl.vmap(
+        lambda r: tl.vmap(lambda e: e * tl.axis_index("i") + tl.axis_index("j"), axis_name="j")(r), axis_name="i"
+    )(tl.tensor(XB))
+    np.testing.assert_allclose(got.numpy(), XB * np.arange(4)[:, None] + np.arange(3)[None, :])
+    assert tl.vmap(lambda x: tl.axis_index("i"), axis_name="i")(tl.tensor(XB)).dtype == np.int64
+
+
+def test_batch_norm_written_with_pmean_matches_the_batch_formula():
+    def normalized(x):
+        centered = x - tl.pmean(x, "b")
+        return centered / tl.sqrt(tl.pmean(centered**2, "b"))
+
+    got = tl.vmap(normalized, axis_name="b")(tl.tensor(XB))
+    np.testing.assert_allclose(got.numpy(), (XB - XB.mean(0)) / XB.std(0), rtol=1e-12)
+    g = tl.grad(lambda x: tl.sum(tl.vmap(normalized, axis_name="b")(x) * tl.tensor(WB)))(tl.tensor(XB))
+    fd = _central_differences(lambda x: np.sum((x - x.mean(0)) / x.std(0) * WB), XB).reshape(XB.shape)
+    np.testing.assert_allclose(g.numpy(), fd, rtol=1e-5, atol=1e-8)
+
+
+def test_collectives_refuse_an_unbound_name_and_a_tape_inside_the_mapped_function():
+    with pytest.raises(NameError, match=r"tl.psum: unbound axis name 'i'.*tl.vmap\(\.\.\., axis_name='i'\)"):
+        tl.psum(tl.tensor(1.0), "i")
+    with pytest.raises(NameError, match=r"tl.pmax: unbound axis name 'k'.*mapped here: \['i'\]"):
+        tl.vmap(lambda x: tl.pmax(x, "k"), axis_name="i")(tl.tensor(XB))
+    with pytest.raises(
+        NotImplementedError, match="tl.psum: a GradientTape opened inside the function mapped by tl.vmap"
+    ):
+        tl.vmap(tl.grad(lambda x: tl.sum(x * tl.psum(x, "i"))), axis_name="i")(tl.tensor(XB))
+    with pytest.raises(TypeError, match="tl.vmap: axis_name must be hashable, got list"):
+        tl.vmap(lambda x: x, axis_name=["i"])
+
+
+@pytest.mark.parametrize("name", ["psum", "pmean", "all_gather"])
+def test_collectives_match_jax(name):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    coll, coll_j = getattr(tl, name), getattr(jax.lax, name)
+    got = tl.grad(
+        lambda x: tl.sum(tl.vmap(lambda r: tl.vmap(lambda e: coll(e * e, "i") * e, axis_name="j")(r), axis_name="i")(x))
+    )
+    want = jax.grad(
+        lambda x: jnp.sum(
+            jax.vmap(lambda r: jax.vmap(lambda e: coll_j(e * e, "i") * e, axis_name="j")(r), axis_name="i")(x)
+        )
+    )
+    np.testing.assert_allclose(got(tl.tensor(XB)).numpy(), np.asarray(want(XB)), rtol=1e-10)
+
+
+def test_collectives_with_a_batch_size_unknown_until_run():
+    spec = [tl.TensorSpec((None, 3), "float64")]
+    f = tl.function(tl.vmap(lambda x: tl.psum(x, "i") * x, axis_name="i"), input_signature=spec)
+    np.testing.assert_allclose(f(XB).numpy(), XB.sum(0) * XB, rtol=1e-12)
+    g = tl.function(tl.vmap(lambda x: x * tl.axis_index("i"), axis_name="i"), input_signature=spec)
+    with pytest.raises(ValueError, match="tl.axis_index: the size of the tl.vmap axis 'i' is unknown"):
+        g(XB)
