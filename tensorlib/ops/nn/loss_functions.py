@@ -45,19 +45,20 @@ def _rounded(loss: Tensor, dtype) -> Tensor:
     return loss if loss.dtype == dtype else math_ops.cast(loss, dtype)
 
 
-def _pair(input, target, name: str):
-    """``input`` and ``target`` as float tensors (integers as float64) of one dtype, their shapes broadcasting.
+def _pair(input, target, name: str, names: tuple = ("input", "target")):
+    """``input`` and ``target`` as float tensors (integers as float64) of one dtype, their shapes broadcasting;
+    errors call them ``names``.
 
     The losses compute float16 in float32 and round once (as PyTorch's kernels do): a float16 square or sum of
     squares overflows from 256 (``mse_loss`` of a difference of 300 was inf, its mean 45000 fits float16)."""
     input, target = as_tensors(input, target)  # a list target next to a float64 input is float64
-    x, y = _float_or_float64(input, name, "input"), _float_or_float64(target, name, "target")
+    x, y = _float_or_float64(input, name, names[0]), _float_or_float64(target, name, names[1])
     try:
         broadcast_shapes(x.shape, y.shape)
     except ValueError:
         raise ValueError(
-            f"{name}: input shape {tuple(x.shape)} ({x.dtype}) and target shape {tuple(y.shape)} ({y.dtype}) "
-            "do not broadcast"
+            f"{name}: {names[0]} shape {tuple(x.shape)} ({x.dtype}) and {names[1]} shape {tuple(y.shape)} "
+            f"({y.dtype}) do not broadcast"
         ) from None
     dtype = _dt.promote_types(x.dtype, y.dtype)
     return (x if x.dtype == dtype else x.astype(dtype)), (y if y.dtype == dtype else y.astype(dtype))
@@ -241,7 +242,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction: 
     [1.5, 0.0]
     """
     name = "margin_ranking_loss"
-    x1, x2 = _pair(input1, input2, name)
+    x1, x2 = _pair(input1, input2, name, ("input1", "input2"))
     t = _pair(x1 - x2, target, name)[1]
     loss = _clamped_at_zero(float(margin) - _widened(t) * (_widened(x1) - _widened(x2)))
     return _rounded(_reduced(loss, reduction, name), _dt.promote_types(x1.dtype, t.dtype))
@@ -517,7 +518,7 @@ def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8) -> Tensor:
     >>> tl.nn.cosine_similarity(tl.tensor([[1.0, 0.0], [1.0, 1.0]]), tl.tensor([[1.0, 1.0], [2.0, 2.0]])).numpy()
     array([0.70710677, 1.        ], dtype=float32)
     """
-    a, b = _pair(x1, x2, "cosine_similarity")
+    a, b = _pair(x1, x2, "cosine_similarity", ("x1", "x2"))
     try:
         normalize_axis(axis, len(broadcast_shapes(a.shape, b.shape)))
     except (TypeError, ValueError) as e:
