@@ -37,7 +37,20 @@ from ..ops.registry import _ops
 from ..tensor import Tensor, Variable, make_symbolic
 from .registry import Refused
 
-__all__ = ["AssignError", "BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "vmap"]
+__all__ = [
+    "AssignError",
+    "BatchedValueError",
+    "RaggedResultError",
+    "RandomnessError",
+    "Unmappable",
+    "all_gather",
+    "axis_index",
+    "pmax",
+    "pmean",
+    "pmin",
+    "psum",
+    "vmap",
+]
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: str = "error", axis_name=None):
@@ -1359,7 +1372,7 @@ _DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}
 # ---------------------------------------------------------------- collectives over a named mapped axis (jax.lax's)
 
 
-def psum(x, axis_name):
+def psum(x, axis_name) -> Tensor:
     """The sum of ``x`` over the elements of the ``tl.vmap`` whose ``axis_name`` is given (``jax.lax.psum``):
     the same value for every element; ``x`` the same for every element gives ``x`` times the batch size.
 
@@ -1370,7 +1383,7 @@ def psum(x, axis_name):
     return _collective(x, axis_name, "tl.psum", lambda p, depth: _reduce.sum(p, 0))
 
 
-def pmean(x, axis_name):
+def pmean(x, axis_name) -> Tensor:
     """The mean of ``x`` over the elements of the named ``tl.vmap`` axis (``jax.lax.pmean``); see :func:`psum`.
 
     >>> import tensorlib as tl
@@ -1380,7 +1393,7 @@ def pmean(x, axis_name):
     return _collective(x, axis_name, "tl.pmean", lambda p, depth: _reduce.mean(p, 0))
 
 
-def pmax(x, axis_name):
+def pmax(x, axis_name) -> Tensor:
     """The elementwise maximum of ``x`` over the named ``tl.vmap`` axis (``jax.lax.pmax``); see :func:`psum`.
 
     >>> import tensorlib as tl
@@ -1390,7 +1403,7 @@ def pmax(x, axis_name):
     return _collective(x, axis_name, "tl.pmax", lambda p, depth: _reduce.max(p, 0))
 
 
-def pmin(x, axis_name):
+def pmin(x, axis_name) -> Tensor:
     """The elementwise minimum of ``x`` over the named ``tl.vmap`` axis (``jax.lax.pmin``); see :func:`psum`.
 
     >>> import tensorlib as tl
@@ -1400,7 +1413,7 @@ def pmin(x, axis_name):
     return _collective(x, axis_name, "tl.pmin", lambda p, depth: _reduce.min(p, 0))
 
 
-def all_gather(x, axis_name):
+def all_gather(x, axis_name) -> Tensor:
     """``x`` of every element of the named ``tl.vmap`` axis, stacked along a new leading axis, in every element
     (``jax.lax.all_gather``).
 
@@ -1411,7 +1424,7 @@ def all_gather(x, axis_name):
     return _collective(x, axis_name, "tl.all_gather", lambda p, depth: _array.moveaxis(p, 0, depth) if depth else p)
 
 
-def axis_index(axis_name):
+def axis_index(axis_name) -> Tensor:
     """The position of each element along the named ``tl.vmap`` axis, an int64 scalar (``jax.lax.axis_index``).
 
     >>> import tensorlib as tl
@@ -1421,7 +1434,7 @@ def axis_index(axis_name):
     from ..ops import creation
 
     mode = _named(axis_name, "tl.axis_index")
-    while mode.axis_name != axis_name:
+    if mode.axis_name != axis_name:  # an enclosing vmap's: the same for every element of this one
         with mode.outside():
             return axis_index(axis_name)
     if mode.size is None:
