@@ -511,3 +511,38 @@ def test_collectives_with_a_batch_size_unknown_until_run():
     g = tl.function(tl.vmap(lambda x: x * tl.axis_index("i"), axis_name="i"), input_signature=spec)
     with pytest.raises(ValueError, match="tl.axis_index: the size of the tl.vmap axis 'i' is unknown"):
         g(XB)
+
+
+# ---------------------------------------------------------------- a Python number from one branch of tl.cond
+# Eagerly one branch runs, so cond(p, lambda: x, lambda: 0.0) works for a float64 x; traced and under tl.vmap
+# (both branches) the weak 0.0 met x's dtype and was refused as float32.  It takes the other branch's dtype.
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("number_first", [False, True])
+@pytest.mark.parametrize("mode", ["traced", "vmap"])
+def test_cond_python_number_branch_takes_the_other_branchs_dtype(dtype, number_first, mode):
+    x = np.array([1.5, -2.0, 3.0], dtype=dtype)
+
+    def per(v):
+        strong, weak = (lambda: v * 2.0), (lambda: 0.5)
+        return tl.cond(v > 0, weak, strong) if number_first else tl.cond(v > 0, strong, weak)
+
+    if mode == "vmap":
+        got = tl.vmap(per)(tl.tensor(x))
+        grad = tl.grad(lambda v: tl.sum(tl.vmap(per)(v)))(tl.tensor(x))
+    else:
+        run = tl.function(lambda v: tl.stack([per(v[i]) for i in range(3)]))
+        got = run(tl.tensor(x))
+        grad = tl.function(tl.grad(lambda v: tl.sum(tl.stack([per(v[i]) for i in range(3)]))))(tl.tensor(x))
+    taken = (x > 0) != number_first  # where the strong branch 2 v is taken
+    np.testing.assert_allclose(got.numpy(), np.where(taken, 2 * x, 0.5))
+    assert got.dtype == dtype and grad.dtype == dtype
+    np.testing.assert_allclose(grad.numpy(), np.where(taken, 2.0, 0.0))
+
+
+def test_cond_python_number_of_another_kind_is_still_refused():
+    with pytest.raises(
+        TypeError, match=r"tl.cond: true_fn and false_fn must return the same structure.*int64\[\].*float32\[\]"
+    ):
+        tl.vmap(lambda v: tl.cond(v > 0, lambda: v, lambda: 0.5))(tl.tensor(np.array([1, -2])))

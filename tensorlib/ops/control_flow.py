@@ -206,6 +206,30 @@ def _promote_weak(leaves, weak, outs):
     return promoted if changed else None
 
 
+def _weak_casts(a_leaves, a_weak, b_leaves, b_weak) -> tuple:
+    """For two branches' result leaves (and whether each is weakly typed), the dtype each branch's leaf is cast
+    to (None: kept): a weak one takes the other's dtype where that one is strong (JAX's weak-type promotion of
+    cond branches), as ``x + 2.0`` would.  Eagerly one branch runs, so ``cond(p, lambda: x, lambda: 0.0)`` with a
+    float64 ``x`` worked there, and refused the float32 ``0.0`` traced and under ``tl.vmap``."""
+    a_to, b_to = [None] * len(a_leaves), [None] * len(b_leaves)
+    if len(a_leaves) != len(b_leaves):
+        return a_to, b_to
+    for i, (a, wa, b, wb) in enumerate(zip(a_leaves, a_weak, b_leaves, b_weak)):
+        if wa != wb and a.shape == b.shape and a.dtype != b.dtype:
+            weak, strong = (a, b) if wa else (b, a)
+            if strong.dtype.kind in _WIDER[weak.dtype.kind]:
+                (a_to if wa else b_to)[i] = strong.dtype
+    return a_to, b_to
+
+
+def _cast_leaves(value, dtypes, what: str):
+    """``value``'s tensor leaves cast to ``dtypes`` (None: kept), in its structure."""
+    if not any(dtypes):
+        return value
+    leaves, structure = _flatten(value, what)
+    return tree.unflatten(structure, [t if d is None else _cast_to(t, d) for t, d in zip(leaves, dtypes)])
+
+
 def _runs_python() -> bool:
     """Whether control flow runs as Python here: eagerly, or under a mode that maps ops (``tl.vmap``)."""
     modes = dispatch.modes
@@ -368,6 +392,17 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     true_sub, true_out = trace_subgraph(true_fn, args, "true_fn")
     false_sub, false_out = trace_subgraph(_keeping_order(true_sub.graph.structure, false_fn), args, "false_fn")
     tg, fg = true_sub.graph, false_sub.graph
+    if tg.structure == fg.structure and _specs(tg) != _specs(fg):
+        t_to, f_to = _weak_casts(tg.outputs, _weak(tg.outputs), fg.outputs, _weak(fg.outputs))
+        if any(t_to):
+            true_sub, true_out = trace_subgraph(lambda *a: _cast_leaves(true_fn(*a), t_to, "true_fn"), args, "true_fn")
+        if any(f_to):
+            false_sub, false_out = trace_subgraph(
+                _keeping_order(true_sub.graph.structure, lambda *a: _cast_leaves(false_fn(*a), f_to, "false_fn")),
+                args,
+                "false_fn",
+            )
+        tg, fg = true_sub.graph, false_sub.graph
     if tg.structure != fg.structure or _specs(tg) != _specs(fg):
         raise TypeError(
             f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
@@ -510,7 +545,12 @@ def _selected(pred, true_out, false_out):
     from . import math as math_ops
 
     t_leaves, t_structure = _flatten(true_out, "tl.cond true_fn's result")
-    f_leaves, f_structure = _flatten(tree.ordered_as(t_structure, false_out), "tl.cond false_fn's result")
+    false_out = tree.ordered_as(t_structure, false_out)
+    f_leaves, f_structure = _flatten(false_out, "tl.cond false_fn's result")
+    if t_structure == f_structure:
+        t_to, f_to = _weak_casts(t_leaves, _weak(true_out), f_leaves, _weak(false_out))
+        t_leaves = [t if d is None else _cast_to(t, d) for t, d in zip(t_leaves, t_to)]
+        f_leaves = [f if d is None else _cast_to(f, d) for f, d in zip(f_leaves, f_to)]
     if t_structure != f_structure or _types(t_leaves) != _types(f_leaves):
         raise TypeError(
             f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
