@@ -127,10 +127,17 @@ class Mode(abc.ABC):
         """What a tape records for a read of ``var``: by default the Variable itself."""
         return var
 
-    def assign(self, var: Variable, value: Tensor, how: str = "assign") -> Variable:
-        """``var.assign(value)`` inside the mode (``how``: or the ``assign_add``/``assign_sub`` that computed
-        ``value``): by default an error (a mode that builds no graph has nowhere to put it, and changing the
-        Variable would leak out of the mode)."""
+    def assign(self, var: Variable, value: Tensor) -> Variable:
+        """``var.assign(value)`` inside the mode: by default an error (a mode that builds no graph has
+        nowhere to put it, and changing the Variable would leak out of the mode)."""
+        return self.update(var, value, "assign")
+
+    def update(self, var: Variable, value: Tensor, how: str) -> Variable:
+        """``var.assign_add`` or ``var.assign_sub`` (``how``) inside the mode, ``value`` the new value it computed
+        (reading ``var`` as no differentiable read): by default as ``assign`` would (for ``how="assign"`` the
+        base error, naming ``how``)."""
+        if how != "assign":
+            return self.assign(var, value)
         raise ValueError(
             f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned "
             f"while a {type(self).__name__} mode is active"
@@ -917,7 +924,8 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
             )
     st = current_state()
     if st.modes:
-        return st.modes[-1].assign(var, value, how=how)
+        mode = st.modes[-1]
+        return mode.assign(var, value) if how == "assign" else mode.update(var, value, how)
     check_assignable(var, value.backend, how)
     log_assign(var, st)
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.

@@ -461,7 +461,10 @@ class _Vmap(dispatch.Mode):
                 t = self.numbers[key] = dispatch.to_tensor(value, backend, dtype)
         return t
 
-    def assign(self, var, value, how: str = "assign"):
+    def assign(self, var, value):
+        return self.update(var, value, "assign")
+
+    def update(self, var, value, how):
         raise AssignError(
             f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned inside a "
             "function mapped by tl.vmap; return the new values from it and assign after"

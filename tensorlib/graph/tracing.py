@@ -298,6 +298,9 @@ class _Trace(dispatch.Mode):
         self.reads[id(alias)] = (alias, self.lift(var))
         return alias
 
+    def update(self, var, value, how):
+        return self.assign(var, value, how=how)
+
     def assign(self, var, value, checked: bool = False, how: str = "assign"):
         """``var.assign(value)`` inside the trace (or ``how``, the update that computed ``value``): an
         AssignVariable node; later reads see ``value``.  ``checked``: a branch or loop body checked it already
@@ -482,6 +485,9 @@ class _SubTrace(_Trace):
         if isinstance(value, (bool, int, float, complex)):
             return super().convert(value, dtype, backend)
         return self.from_outer(self.parent.convert(value, dtype, backend))
+
+    def update(self, var, value, how):
+        return self.assign(var, value, how=how)
 
     def assign(self, var, value, checked: bool = False, how: str = "assign"):
         """``var.assign(value)`` (or ``how``) in a branch or body: later reads here see ``value``; the node writes
