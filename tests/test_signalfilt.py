@@ -6,6 +6,8 @@ coefficients (stable and unstable filters), and against the NumPy references of
 ``tensorlib.testing.references`` (SciPy's transposed direct form II, one sample at a time) where SciPy is
 missing; gradients in the coefficients, the signal and the state against float64 central differences
 (``tl.testing.check_grads``); the same values under ``tl.function`` (sizes unknown) and ``tl.vmap``.
+``resample`` and ``spectrogram`` against ``scipy.signal`` (and, without it, a round trip and Welch's estimate);
+``torch_stft`` against ``torch.stft`` (when installed) and its definition in NumPy (``references.torch_stft``).
 """
 
 import numpy as np
