@@ -1335,7 +1335,8 @@ def _gennorm_probability(z, beta, upper):
     s = -z if upper else z
     centre = _math_ops.abs(s) ** beta < 1e-20
     zs = w(centre, 1.0, s)
-    tail = 0.5 * _sp.gammaincc(1.0 / beta, _math_ops.abs(zs) ** beta)
+    big, power = _huge_power(_math_ops.abs(zs), beta)
+    tail = w(big, 0.0, 0.5 * _sp.gammaincc(1.0 / beta, power))
     return w(centre, _half_plus(centre, s, _gennorm_density_at_0(beta)), w(zs > 0, 1.0 - tail, tail))
 
 
@@ -1346,10 +1347,21 @@ def _gennorm_log_probability(z, beta, upper):
     s = -z if upper else z
     centre = _math_ops.abs(s) ** beta < 1e-20
     zs = w(centre, 1.0, s)
-    power = _math_ops.abs(zs) ** beta
-    log_tail = _math.log(0.5) + _log_gamma_tail(1.0 / beta, power, upper=True)
-    near = _math_ops.log1p(-0.5 * _sp.gammaincc(1.0 / beta, power))
+    big, power = _huge_power(_math_ops.abs(zs), beta)
+    log_tail = w(big, -_math.inf, _math.log(0.5) + _log_gamma_tail(1.0 / beta, power, upper=True))
+    near = w(big, 0.0, _math_ops.log1p(-0.5 * _sp.gammaincc(1.0 / beta, power)))
     return w(centre, _math_ops.log(_half_plus(centre, s, _gennorm_density_at_0(beta))), w(zs > 0, near, log_tail))
+
+
+def _gennorm_log_density(z, beta):
+    """``log(beta / 2) - gammaln(1 / beta) - |z|**beta``; at the cusp ``z = 0`` of a ``beta < 1`` the power is 0 with no
+    gradient (its derivative in ``z`` is infinite there, and times the scale's ``dz = 0`` made the scale's gradient NaN
+    for -1 / scale; in ``x`` and ``loc`` it is 0 there, as ``abs``'s at 0)."""
+    w = _math_ops.where
+    size = _math_ops.abs(z)
+    cusp = _all(_math_ops.equal(size, 0.0), beta < 1)
+    big, power = _huge_power(w(cusp, 1.0, size), beta)
+    return w(big, -_math.inf, _math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta) - w(cusp, 0.0, power))
 
 
 def _gennorm_quantile(q, beta, sign):
@@ -1369,7 +1381,7 @@ gennorm = _family(
     -_math.inf,
     _math.inf,
     0.0,
-    logpdf=lambda z, beta: _math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta) - _math_ops.abs(z) ** beta,
+    logpdf=lambda z, beta: _gennorm_log_density(z, beta),
     cdf=lambda z, beta: _gennorm_probability(z, beta, upper=False),
     sf=lambda z, beta: _gennorm_probability(z, beta, upper=True),
     logcdf=lambda z, beta: _gennorm_log_probability(z, beta, upper=False),
@@ -1404,6 +1416,21 @@ def _positive(z):
     return positive, _math_ops.where(positive, z, 1.0)
 
 
+def _overflows(u) -> Tensor:
+    """Where ``exp(u)`` overflows (``u`` above log of float64's largest, 709.78), with no gradient: a formula there is
+    taken at a stand-in, its value the limit, because the derivative of the overflowed exponential (inf) met a zero
+    one (0 * inf: NaN gradients where the value had saturated to 0 or 1)."""
+    return _math_ops.equal(_math_ops.exp(_math_ops.stop_gradient(u)), _math.inf)
+
+
+def _huge_power(size, c):
+    """``(big, power)``: where ``size**c`` overflows (``big``), and the power elsewhere (1 at a stand-in there, so that its
+    gradient stays finite): gennorm's ``|z|**beta`` and weibull_min's ``z**c`` at ``x = 1e300`` were inf, and their
+    distribution functions' and densities' gradients 0 * inf = NaN where the values are 0 and 1."""
+    big = _math_ops.equal(_math_ops.stop_gradient(size) ** _math_ops.stop_gradient(c), _math.inf)
+    return big, _math_ops.where(big, 1.0, size) ** c
+
+
 def _log1mexp_exp(u):
     """``log(1 - exp(-exp(u)))``: ``u - exp(u) / 2`` (its series, exact to a rounding there) where ``u < -20``,
     where ``exp(u)`` underflows or ``log1mexp`` of it loses digits (gumbel_r.logsf(800) was -inf for -800); ``u``
@@ -1423,9 +1450,11 @@ def _log_power(z, c):
 
 
 def _gumbel_log_density(z):
-    """``-z - exp(-z)``, with ``z`` clamped where ``exp(-z)`` overflows (the value is -inf there, not inf - inf)."""
-    z = _math_ops.maximum(z, -800.0)
-    return -z - _math_ops.exp(-z)
+    """``-z - exp(-z)``; -inf where ``exp(-z)`` overflows (not inf - inf), from a stand-in there (a clamp of ``z`` gave
+    the pdf's gradient 0 * exp(800) = NaN at x = -1e6)."""
+    far = _overflows(-z)
+    zs = _math_ops.where(far, 0.0, z)
+    return _math_ops.where(far, -_math.inf, -zs - _math_ops.exp(-zs))
 
 
 gumbel_r = _family(
@@ -1457,6 +1486,12 @@ gumbel_l = _family(
 )
 
 
+def _weibull_power(z, c):
+    """``z**c``: inf with no gradient where it overflows (``_huge_power``)."""
+    big, power = _huge_power(z, c)
+    return _math_ops.where(big, _math.inf, power)
+
+
 def _lognorm_at(z, s, formula, at_zero):
     """``formula(log(z) / s)`` for ``z > 0``, ``at_zero`` at 0 (the log's stand-in keeps its gradient finite)."""
     positive, zs = _positive(z)
@@ -1485,12 +1520,12 @@ weibull_min = _family(
     0.0,
     _math.inf,
     1.0,
-    logpdf=lambda z, c: _math_ops.log(c) + _sp.xlogy(c - 1.0, z) - z**c,
+    logpdf=lambda z, c: _math_ops.log(c) + _sp.xlogy(c - 1.0, z) - _weibull_power(z, c),
     near_low=lambda z, c: (c - 1.0, _math_ops.log(c) - z**c),
-    cdf=lambda z, c: -_math_ops.expm1(-(z**c)),
-    sf=lambda z, c: _math_ops.exp(-(z**c)),
+    cdf=lambda z, c: -_math_ops.expm1(-_weibull_power(z, c)),
+    sf=lambda z, c: _math_ops.exp(-_weibull_power(z, c)),
     logcdf=lambda z, c: _log1mexp_exp(_log_power(z, c)),
-    logsf=lambda z, c: -(z**c),
+    logsf=lambda z, c: -_weibull_power(z, c),
     ppf=lambda q, c: (-_math_ops.log1p(-q)) ** (1.0 / c),
     isf=lambda q, c: (-_math_ops.log(q)) ** (1.0 / c),
     shapes=("c",),
@@ -1595,6 +1630,13 @@ f = _family(
         - 0.5 * (dfn + dfd) * _math_ops.log1p(dfn * z / dfd)
         - _sp.betaln(0.5 * dfn, 0.5 * dfd)
     ),
+    # at x = 0 the density's power form (its gradients were NaN there: exp(-inf) times xlogy's infinite derivative)
+    near_low=lambda z, dfn, dfd: (
+        0.5 * dfn - 1.0,
+        0.5 * dfn * _math_ops.log(dfn / dfd)
+        - 0.5 * (dfn + dfd) * _math_ops.log1p(dfn * z / dfd)
+        - _sp.betaln(0.5 * dfn, 0.5 * dfd),
+    ),
     cdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _beta_below(0.5 * dfn, 0.5 * dfd, y, c)),
     sf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda c, y: _beta_below(0.5 * dfd, 0.5 * dfn, y, c)),
     logcdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _log_betainc(0.5 * dfn, 0.5 * dfd, y, c)),
@@ -1618,8 +1660,10 @@ def _loggamma_log_density(z, c):
     (the textbook terms cancel for a large ``c``); the textbook form where ``exp(z)`` underflows."""
     w = _math_ops.where
     moderate = _math_ops.abs(z) < 700.0
+    huge = _overflows(z)  # -inf there, from a stand-in (exp(z)'s infinite derivative made the gradient NaN)
     y = _math_ops.exp(w(moderate, z, 0.0))
-    return w(moderate, gamma_log_density(c, y) + z, c * z - _math_ops.exp(w(moderate, 0.0, z)) - _sp.gammaln(c))
+    textbook = c * z - _math_ops.exp(w(_math_ops.logical_or(moderate, huge), 0.0, z)) - _sp.gammaln(c)
+    return w(huge, -_math.inf, w(moderate, gamma_log_density(c, y) + z, textbook))
 
 
 def _loggamma_probability(z, c, method):
@@ -1628,15 +1672,18 @@ def _loggamma_probability(z, c, method):
     loggamma.cdf(-800, 0.001) 0 for 0.4496, logsf(-800, 0.6) 0 for -3.9e-209."""
     w = _math_ops.where
     tiny = z < -700.0
+    huge = _overflows(z)  # P = 1 there, its ends from a stand-in (exp(z) = inf made the loc and scale gradients NaN)
     log_p = w(tiny, c * w(tiny, z, 0.0) - _sp.gammaln(c + 1.0), -1.0)
-    y = _math_ops.exp(w(tiny, 0.0, z))
+    y = _math_ops.exp(w(_math_ops.logical_or(tiny, huge), 0.0, z))
     if method == "cdf":
-        return w(tiny, _math_ops.exp(log_p), _sp.gammainc(c, y))
-    if method == "sf":
-        return w(tiny, -_math_ops.expm1(log_p), _sp.gammaincc(c, y))
-    if method == "logcdf":
-        return w(tiny, log_p, _log_gamma_tail(c, y, upper=False))
-    return w(tiny, _nn.log1mexp(-log_p), _log_gamma_tail(c, y, upper=True))
+        value, end = w(tiny, _math_ops.exp(log_p), _sp.gammainc(c, y)), 1.0
+    elif method == "sf":
+        value, end = w(tiny, -_math_ops.expm1(log_p), _sp.gammaincc(c, y)), 0.0
+    elif method == "logcdf":
+        value, end = w(tiny, log_p, _log_gamma_tail(c, y, upper=False)), 0.0
+    else:
+        value, end = w(tiny, _nn.log1mexp(-log_p), _log_gamma_tail(c, y, upper=True)), -_math.inf
+    return w(huge, end, value)
 
 
 def _loggamma_quantile(q, c, inverse, lower):

@@ -269,3 +269,54 @@ def test_binomial_moments_are_exact_at_the_ends(p, n):
     got = [float(t) for t in tl.stats.binom.stats(float(n), tl.tensor(p, "float64"), moments="mvsk")]
     expected = [n * exact_p, n * pq, (1 - 2 * exact_p) / Fraction(math.sqrt(n * pq)), (1 - 6 * pq) / (n * pq)]
     np.testing.assert_allclose(got, [float(e) for e in expected], rtol=1e-13)
+
+
+def _gradient_and_difference(name, method, x, params, position):
+    f = _method(name, method)
+    args = [tl.tensor(v, "float64") for v in params]
+
+    def at(v):
+        return f(tl.tensor(x, "float64"), *args[:position], v, *args[position + 1 :])
+
+    got = float(tl.grad(at)(args[position]))
+    h = 1e-6 * max(1.0, abs(params[position]))
+    difference = (float(at(args[position] + h)) - float(at(args[position] - h))) / (2 * h)
+    return got, difference
+
+
+# (family, method, x, shapes + (loc, scale), the argument) where the value saturates (0, 1, or a log of 1) at a huge x:
+# each gradient was NaN, the derivative there is 0 (the value is constant around the point, central differences)
+SATURATED = [
+    ("gumbel_r", "pdf", -1e6, (0.0, 1.0), 0),
+    ("gumbel_r", "pdf", -1e300, (0.0, 1.0), 1),
+    ("gumbel_l", "pdf", 1e3, (0.0, 1.0), 0),
+    ("gumbel_l", "pdf", 1e30, (0.0, 1.0), 1),
+    ("loggamma", "cdf", 1e3, (2.0, 0.0, 1.0), 1),
+    ("loggamma", "sf", 1e6, (2.0, 0.0, 1.0), 2),
+    ("loggamma", "logcdf", 1e30, (2.0, 0.0, 1.0), 1),
+    ("loggamma", "pdf", 1e300, (2.0, 0.0, 1.0), 2),
+    ("loggamma", "pdf", 1e3, (2.0, 0.0, 1.0), 0),
+    ("weibull_min", "cdf", 1e300, (2.0, 0.0, 1.0), 0),
+    ("weibull_min", "sf", 1e300, (2.0, 0.0, 1.0), 0),
+    ("weibull_min", "pdf", 1e300, (2.0, 0.0, 1.0), 0),
+    ("gennorm", "cdf", 1e300, (1.5, 0.0, 1.0), 0),
+    ("gennorm", "sf", -1e300, (1.5, 0.0, 1.0), 0),
+    ("gennorm", "logcdf", 1e300, (1.5, 0.0, 1.0), 2),
+    ("gennorm", "logsf", -1e300, (1.5, 0.0, 1.0), 1),
+    ("gennorm", "pdf", -1e300, (1.5, 0.0, 1.0), 0),
+    ("f", "pdf", 0.0, (3.0, 4.0, 0.0, 1.0), 0),
+    ("f", "pdf", 0.0, (3.0, 4.0, 0.0, 1.0), 3),
+]
+
+
+@pytest.mark.parametrize("name, method, x, params, position", SATURATED)
+def test_saturated_values_have_zero_gradients(name, method, x, params, position):
+    got, difference = _gradient_and_difference(name, method, x, params, position)
+    assert difference == 0.0 and got == 0.0, (got, difference)
+
+
+def test_gennorm_scale_gradient_at_the_cusp():
+    # logpdf(loc) = log(beta / 2) - gammaln(1 / beta) - log(scale): d / dscale = -1 / scale (it was NaN for beta < 1)
+    for beta in (0.1, 0.5, 1.5, 2.0):
+        got, difference = _gradient_and_difference("gennorm", "logpdf", 0.0, (beta, 0.0, 2.0), 2)
+        assert got == pytest.approx(-0.5, rel=1e-12) and difference == pytest.approx(-0.5, rel=1e-6)
