@@ -320,3 +320,33 @@ def test_gennorm_scale_gradient_at_the_cusp():
     for beta in (0.1, 0.5, 1.5, 2.0):
         got, difference = _gradient_and_difference("gennorm", "logpdf", 0.0, (beta, 0.0, 2.0), 2)
         assert got == pytest.approx(-0.5, rel=1e-12) and difference == pytest.approx(-0.5, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name, method, x, params, position, expected",
+    [
+        # log_betainc's unused branch took log(betainc(a, b, 0.5)), 0 for a large a: NaN in every df gradient from 1e4
+        ("t", "logcdf", 0.0, (1e5, 0.0, 1.0), 0, 0.0),
+        ("t", "logsf", 5.0, (1e5, 0.0, 1.0), 0, None),
+        ("t", "logcdf", 1e4, (1e6, 0.0, 1.0), 0, 0.0),
+        ("nbinom", "logsf", 1e6, (2.5, 0.4), 0, None),
+        ("nbinom", "logsf", 5000.0, (2.5, 0.4), 0, None),
+        # BetaincGrad with b = 1e155 (the count + 1): its continued fraction overflowed where the prefactor is 0
+        ("nbinom", "cdf", 1e300, (2.5, 0.4), 0, 0.0),
+        ("nbinom", "sf", 1e200, (2.5, 0.4), 0, 0.0),
+    ],
+)
+def test_log_tail_gradients_in_a_large_parameter(name, method, x, params, position, expected):
+    got, difference = _gradient_and_difference(name, method, x, params, position)
+    if expected is None:
+        assert got == pytest.approx(difference, rel=1e-5)
+    else:
+        assert got == expected and difference == expected
+
+
+def test_betainc_gradient_where_its_prefactor_underflows():
+    b = tl.tensor([1e155, 1e300], "float64")
+    got = tl.grad(lambda a: tl.special.betainc(a, b, tl.tensor(0.4, "float64")).sum())(tl.tensor(2.5, "float64"))
+    assert float(got) == 0.0
+    got = tl.grad(lambda b: tl.special.betainc(tl.tensor(2.5, "float64"), b, tl.tensor(0.4, "float64")).sum())(b)
+    assert np.array_equal(got.numpy(), [0.0, 0.0])

@@ -1335,6 +1335,10 @@ def _betainc_partials_float64(a, b, x):
     # subtracted two values of size log q to form p / q (d/db betainc(1e-6, 1e4, 1e-20) was 3.4e-6 off)
     by_p = front * (fraction * (np.log(y) - _digamma_difference(p + 1.0, q - 1.0, np)) + by_p)
     by_q = front * (fraction * (np.log1p(-y) - _digamma_difference(q, p, np)) + by_q)
+    # where the prefactor underflows the partials do (it decays faster than the rest grows); the fraction's recurrence
+    # overflows there for a huge p (b = 1e155: inf / inf), and 0 * NaN made nbinom.cdf(1e300, n, p)'s gradient in n NaN
+    underflow = front == 0
+    by_p, by_q = np.where(underflow, 0.0, by_p), np.where(underflow, 0.0, by_q)
     partials = (np.where(swap, -by_q, by_p), np.where(swap, -by_p, by_q))
     return tuple(np.where(inside, d, np.where(edge, 0.0, np.nan)) for d in partials)
 
@@ -1577,7 +1581,10 @@ def log_betainc(a, b, x, complement=None) -> Tensor:
     # or b < 1, and 0 * inf in the branch not taken made f.logcdf(1e-17, 0.7, 1.3)'s gradient NaN, and logsf's
     upper = betaincc(a, b, w(near_one, x, 0.5)) if complement is None else betainc(b, a, w(near_one, complement, 0.5))
     middle = math_ops.logical_not(math_ops.logical_or(far, near_one))
-    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(betainc(a, b, w(middle, x, 0.5))))
+    # the log of 1 where not taken: betainc at the stand-in 0.5 underflows for a large a (t.logcdf's df = 1e4), and
+    # log(0)'s infinite derivative times 0 made the gradient in a NaN everywhere
+    lower = math_ops.log(w(middle, betainc(a, b, w(middle, x, 0.5)), 1.0))
+    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), lower)
     return w(far, prefactor + factor, near)
 
 
