@@ -350,3 +350,18 @@ def test_betainc_gradient_where_its_prefactor_underflows():
     assert float(got) == 0.0
     got = tl.grad(lambda b: tl.special.betainc(tl.tensor(2.5, "float64"), b, tl.tensor(0.4, "float64")).sum())(b)
     assert np.array_equal(got.numpy(), [0.0, 0.0])
+
+
+def test_polygamma_takes_integer_valued_float_orders():
+    # SciPy and JAX take n = 1.0 as order 1 (it was a ValueError); a non-integer order stays one (SciPy: NaN)
+    x = tl.tensor([1.0, 2.5], "float64")
+    for n in (1.0, np.array([1.0, 3.0]), tl.tensor([2.0, 0.0], "float64")):
+        whole = np.asarray(n.numpy() if isinstance(n, tl.Tensor) else n).astype(np.int64)
+        whole = int(whole) if whole.ndim == 0 else tl.tensor(whole)
+        np.testing.assert_array_equal(tl.special.polygamma(n, x).numpy(), tl.special.polygamma(whole, x).numpy())
+    # the value: polygamma(1, 1) = pi**2 / 6, and its gradient polygamma(2, 1) = -2 zeta(3)
+    assert float(tl.special.polygamma(1.0, tl.tensor(1.0, "float64"))) == pytest.approx(math.pi**2 / 6, rel=1e-14)
+    slope = tl.grad(lambda t: tl.special.polygamma(1.0, t))(tl.tensor(1.0, "float64"))
+    assert float(slope) == pytest.approx(-2 * 1.2020569031595942, rel=1e-13)
+    with pytest.raises(ValueError, match=r"Polygamma: the order n must be a non-negative integer .*got 1\.5"):
+        tl.special.polygamma(1.5, x)

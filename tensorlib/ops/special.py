@@ -255,13 +255,17 @@ def digamma(x) -> Tensor:
 def polygamma(n, x) -> Tensor:
     """The ``n``-th derivative of ``digamma``; gradient ``polygamma(n + 1, x)``.  ``n`` is a non-negative
     integer: a Python int, or, as in SciPy and JAX, an integer array or Tensor broadcasting against ``x``
-    (a traced or vmapped one is an input of the op, ``PolygammaOfOrders``).
+    (a traced or vmapped one is an input of the op, ``PolygammaOfOrders``).  An integer-valued float (``1.0``, or a
+    float array of them) is that integer, as in SciPy and JAX; a non-integer or negative order is a ValueError (SciPy
+    and JAX give NaN, PyTorch refuses a float), and so is a traced float order, whose values are not known.
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.polygamma(1, tl.tensor(1.0))), 6)   # pi ** 2 / 6
     1.644934
     >>> tl.special.polygamma(tl.tensor([0, 1]), tl.tensor([1.0, 1.0])).numpy().round(6).tolist()
     [-0.577216, 1.644934]
+    >>> round(float(tl.special.polygamma(1.0, tl.tensor(1.0))), 6)
+    1.644934
     """
     return _by_order(_polygamma, n, x)
 
@@ -289,6 +293,8 @@ def _orders(op_type, n) -> np.ndarray:
     if isinstance(n, Tensor):
         n = n.numpy()
     orders = np.asarray(n)
+    if orders.dtype.kind == "f" and np.all(np.isfinite(orders)) and np.all(orders == np.floor(orders)):
+        orders = orders.astype(np.int64)  # an integer-valued float, as SciPy and JAX take it (1.0 is order 1)
     if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
         raise ValueError(f"{op_type}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
     return orders
@@ -2357,7 +2363,8 @@ def exp1(x) -> Tensor:
 
 def expn(n, x) -> Tensor:
     """The generalized exponential integral ``E_n(x) = int_1^inf exp(-x t) / t**n dt`` (SciPy's ``expn``) of a
-    non-negative integer order ``n`` (a Python int, or an integer array broadcasting against ``x``); gradient in
+    non-negative integer order ``n`` (a Python int, or an integer array broadcasting against ``x``; an integer-valued
+    float is that integer, as for ``polygamma``); gradient in
     ``x``: ``-E_{n-1}(x)`` (for ``n = 0``, ``-exp(-x) (x + 1) / x**2``).
 
     >>> import tensorlib as tl
