@@ -365,3 +365,37 @@ def test_polygamma_takes_integer_valued_float_orders():
     assert float(slope) == pytest.approx(-2 * 1.2020569031595942, rel=1e-13)
     with pytest.raises(ValueError, match=r"Polygamma: the order n must be a non-negative integer .*got 1\.5"):
         tl.special.polygamma(1.5, x)
+
+
+# (v, x) with v**2 ~ x: past AMOS's range (x above ~1.07e9) and below Hankel's expansion's reach (4 v**2): SciPy's
+# ive and kve are NaN there, and so were tensorlib's; the uniform (Debye) expansion now fills it
+DEBYE_POINTS = [(1e5, 5e9), (3e4, 2e9), (1e5, 3.9e10), (2e5, 1e10)]
+
+
+@pytest.mark.parametrize("v, x", DEBYE_POINTS)
+def test_scaled_bessel_values_where_v_squared_is_near_x(v, x):
+    v_, x_ = tl.tensor(v, "float64"), tl.tensor(x, "float64")
+    ive = [float(tl.special.ive(v_ + d, x_)) for d in (0.0, 1.0)]
+    kve = [float(tl.special.kve(v_ + d, x_)) for d in (0.0, 1.0)]
+    # the Wronskian I_v K_{v+1} + I_{v+1} K_v = 1 / x (DLMF 10.28.2), in the scaled functions: no reference needed
+    assert ive[0] * kve[1] + ive[1] * kve[0] == pytest.approx(1.0 / x, rel=1e-13)
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 25
+    assert ive[0] == pytest.approx(float(mp.besseli(v, x) * mp.exp(-x)), rel=1e-13)
+    assert kve[0] == pytest.approx(float(mp.besselk(v, x) * mp.exp(x)), rel=1e-13)
+
+
+@pytest.mark.parametrize("name", ["ive", "kve"])
+@pytest.mark.parametrize("v, x", [(1e4, 1e8), (1e4, 2e6), (3e3, 3e7), (60.0, 5e3), *DEBYE_POINTS])
+def test_scaled_bessel_slopes_where_v_squared_is_near_x(name, v, x):
+    # the recurrence (f_{v-1} + f_{v+1}) / 2 - f cancelled like x / v: ive's slope at (1e4, 1e8) was -1.0e-20 for
+    # 6.0e-22 (its scale f / x is 4e-13); NaN past AMOS's range.  Five-point central differences with the step 1e-4 x
+    # are exact to about 1e-11 of f / x here (f's log-slope is at most ~25 / x on these points).
+    f = getattr(tl.special, name)
+    v_ = tl.tensor(v, "float64")
+    got = float(tl.grad(lambda t: f(v_, t))(tl.tensor(x, "float64")))
+    h = 1e-4 * x
+    at = {k: float(f(v_, tl.tensor(x + k * h, "float64"))) for k in (-2, -1, 1, 2)}
+    difference = (at[-2] - 8 * at[-1] + 8 * at[1] - at[2]) / (12 * h)
+    scale = float(f(v_, tl.tensor(x, "float64"))) / x
+    assert abs(got - difference) <= 1e-7 * scale, (got, difference, scale)
