@@ -53,6 +53,10 @@ from .tensor import Tensor
 
 _LOG_2PI = _math.log(2 * _math.pi)
 
+# Euler's constant and Apery's zeta(3), for the Gumbel moments and the entropies
+_EULER = 0.5772156649015329
+_ZETA3 = 1.2020569031595942
+
 
 def _args(where: str, broadcast: bool = True, **values):
     """``(dtype, tensors)``: the result dtype of ``where`` (e.g. ``"norm.logpdf"``), its arrays' (integers count as
@@ -122,6 +126,95 @@ def _standard(x, loc, scale) -> Tensor:
     z = (x - loc) / scale
     finite = _math_ops.abs(z) < _math.inf
     return w(finite, (w(finite, x, loc) - loc) / scale, _math_ops.stop_gradient(z))
+
+
+def _intervals(ppf) -> dict:
+    """``median`` (``ppf(0.5)``) and ``interval(confidence)``, ``(ppf((1 - c) / 2), ppf((1 + c) / 2))``, SciPy's; NaN for
+    a confidence outside [0, 1] (SciPy raises there; a tensor's values are not read, so that traced calls agree)."""
+    name = ppf.__name__.rsplit("_", 1)[0]
+
+    def median(*args, **kwargs):
+        return ppf(0.5, *args, **kwargs)
+
+    def interval(confidence, *args, **kwargs):
+        if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
+            inside = 0 <= confidence <= 1
+            low, high = ((1 - confidence) / 2, (1 + confidence) / 2) if inside else (_math.nan, _math.nan)
+        else:
+            from .ops.creation import tensor
+
+            c = confidence if isinstance(confidence, Tensor) else tensor(confidence)
+            inside = _all(c >= 0, c <= 1)
+            low = _math_ops.where(inside, (1.0 - c) * 0.5, _math.nan)
+            high = _math_ops.where(inside, (1.0 + c) * 0.5, _math.nan)
+        return ppf(low, *args, **kwargs), ppf(high, *args, **kwargs)
+
+    median.__name__ = median.__qualname__ = f"{name}_median"
+    interval.__name__ = interval.__qualname__ = f"{name}_interval"
+    return {"median": median, "interval": interval}
+
+
+def _summaries(name, shapes, valid, moments, entropy=None, scaled=False) -> dict:
+    """``mean``, ``var``, ``std``, ``stats(moments=)`` (SciPy's order m, v, s, k; the kurtosis is the excess) and
+    ``entropy`` (where ``entropy`` is given) of a family, from ``moments(*params) -> (mean, var, skew, kurt)`` and
+    ``entropy(*params)`` of its standard form, shifted by ``loc`` (and, if ``scaled``, stretched by ``scale``: the
+    variance times ``scale**2``, the entropy plus ``log(scale)``), NaN for invalid parameters; differentiable in the
+    continuous parameters (they are formulas in tensorlib ops)."""
+    w = _math_ops.where
+    defaults = {"loc": 0.0, "scale": 1.0} if scaled else {"loc": 0.0}
+
+    def parameters(m, args, kwargs):
+        dtype, (*params, loc) = _bound(f"{name}.{m}", None, None, shapes, defaults, args, kwargs)
+        scale = 1.0
+        if scaled:
+            loc, scale = params.pop(), loc
+        ok = scale > 0 if valid is None else _all(valid(*params), scale > 0) if scaled else valid(*params)
+        return dtype, params, loc, scale, ok
+
+    def summary(m, index):
+        def run(*args, **kwargs):
+            dtype, params, loc, scale, ok = parameters(m, args, kwargs)
+            values = moments(*params)
+            if index == 0:
+                value = loc + scale * values[0]
+            elif index == "std":
+                value = scale * _math_ops.sqrt(_math_ops.zeros_like(loc) + values[1])
+            else:
+                # a constant (a shapeless family's skewness) as a float64 tensor of the parameters' shape
+                value = scale * scale * values[1] if index == 1 else _math_ops.zeros_like(loc) + values[index]
+            return _narrowed(w(ok, value, _math.nan), dtype)
+
+        run.__name__ = run.__qualname__ = f"{name}_{m}"
+        run.__doc__ = f"SciPy's ``{name}.{m}`` of the parameters (``loc`` too), differentiable in the continuous ones."
+        return run
+
+    def stats(*args, moments="mv", **kwargs):
+        """SciPy's ``stats``: the mean, variance, skewness and excess kurtosis named by ``moments`` (letters of ``mvsk``),
+        in that order; one Tensor for one letter.
+
+        >>> import tensorlib as tl
+        >>> [float(v) for v in tl.stats.poisson.stats(4.0, moments="mvsk")]
+        [4.0, 4.0, 0.5, 0.25]
+        """
+        if not isinstance(moments, str) or not moments or set(moments) - set("mvsk"):
+            raise ValueError(f"{name}.stats: moments must be letters of 'mvsk', got {moments!r}")
+        out = tuple(
+            summary(m, i)(*args, **kwargs) for i, m in enumerate(("mean", "var", "skew", "kurt")) if m[0] in moments
+        )
+        return out[0] if len(out) == 1 else out
+
+    stats.__name__ = stats.__qualname__ = f"{name}_stats"
+    methods = {"mean": summary("mean", 0), "var": summary("var", 1), "std": summary("std", "std"), "stats": stats}
+    if entropy is not None:
+
+        def entropy_(*args, **kwargs):
+            dtype, params, _, scale, ok = parameters("entropy", args, kwargs)
+            value = entropy(*params) + (_math_ops.log(scale) if scaled else 0.0)
+            return _narrowed(w(ok, value, _math.nan), dtype)
+
+        entropy_.__name__ = entropy_.__qualname__ = f"{name}_entropy"
+        methods["entropy"] = entropy_
+    return methods
 
 
 # ------------------------------------------------------------------ norm
@@ -226,6 +319,8 @@ norm = SimpleNamespace(
     logsf=_norm_logsf,
     ppf=_norm_ppf,
     isf=_norm_isf,
+    **_intervals(_norm_ppf),
+    **_summaries("norm", (), None, lambda: (0.0, 1.0, 0.0, 0.0), lambda: 0.5 * (_LOG_2PI + 1.0), scaled=True),
 )
 
 
@@ -1067,6 +1162,8 @@ def _family(
     valid=None,
     near_low=None,
     periodic=False,
+    moments=None,
+    entropy=None,
 ):
     """A SimpleNamespace of SciPy's methods for the distribution ``name`` of ``loc + scale * Z``, ``Z``'s support
     ``[low, high]``: each formula takes the standardized ``z = (x - loc) / scale`` (``stand_in`` where ``z`` is off
@@ -1144,6 +1241,9 @@ def _family(
         )
     if ppf is not None:
         methods.update(ppf=at_q("ppf", ppf, low, high), isf=at_q("isf", isf, high, low))
+        methods.update(_intervals(methods["ppf"]))
+    if moments is not None:
+        methods.update(_summaries(name, shapes, valid, moments, entropy, scaled=True))
     return SimpleNamespace(**methods)
 
 
@@ -1179,6 +1279,8 @@ uniform = _family(
     ppf=lambda q: q,
     isf=lambda q: 1.0 - q,
     logsf=lambda z: _math_ops.log1p(-z),
+    moments=lambda *_: (0.5, 1.0 / 12.0, 0.0, -1.2),
+    entropy=lambda *_: 0.0,
 )
 expon = _family(
     "expon",
@@ -1192,6 +1294,8 @@ expon = _family(
     logcdf=lambda z: _nn.log1mexp(z),
     ppf=lambda q: -_math_ops.log1p(-q),
     isf=lambda q: -_math_ops.log(q),
+    moments=lambda *_: (1.0, 1.0, 2.0, 6.0),
+    entropy=lambda *_: 1.0,
 )
 laplace = _family(
     "laplace",
@@ -1206,6 +1310,8 @@ laplace = _family(
     logsf=lambda z: _math_ops.where(z > 0, -z - _math.log(2.0), _math_ops.log1p(-0.5 * _laplace_tail(z))),
     ppf=lambda q: _math_ops.where(q < 0.5, _math_ops.log(2.0 * q), -_math_ops.log(2.0 - 2.0 * q)),
     isf=lambda q: _math_ops.where(q < 0.5, -_math_ops.log(2.0 * q), _math_ops.log(2.0 - 2.0 * q)),
+    moments=lambda *_: (0.0, 2.0, 0.0, 3.0),
+    entropy=lambda *_: _math.log(2.0) + 1.0,
 )
 logistic = _family(
     "logistic",
@@ -1219,6 +1325,8 @@ logistic = _family(
     logsf=lambda z: -_nn.softplus(z),
     ppf=lambda q: _sp.logit(q),
     isf=lambda q: -_sp.logit(q),
+    moments=lambda *_: (0.0, _math.pi**2 / 3.0, 0.0, 1.2),
+    entropy=lambda *_: 2.0,
 )
 cauchy = _family(
     "cauchy",
@@ -1230,6 +1338,8 @@ cauchy = _family(
     sf=lambda z: _atan2_over_pi(1.0, z),
     ppf=lambda q: _cauchy_quantile(q, 1.0),
     isf=lambda q: _cauchy_quantile(q, -1.0),
+    moments=lambda *_: (_math.nan, _math.nan, _math.nan, _math.nan),
+    entropy=lambda *_: _math.log(4.0 * _math.pi),
 )
 pareto = _family(
     "pareto",
@@ -1470,6 +1580,8 @@ gumbel_r = _family(
     logsf=lambda z: _log1mexp_exp(-z),
     ppf=lambda q: -_math_ops.log(-_math_ops.log(q)),
     isf=lambda q: -_math_ops.log(-_math_ops.log1p(-q)),
+    moments=lambda *_: (_EULER, _math.pi**2 / 6.0, 12.0 * _math.sqrt(6.0) * _ZETA3 / _math.pi**3, 2.4),
+    entropy=lambda *_: _EULER + 1.0,
 )
 gumbel_l = _family(
     "gumbel_l",
@@ -1483,6 +1595,8 @@ gumbel_l = _family(
     logsf=lambda z: -_math_ops.exp(z),
     ppf=lambda q: _math_ops.log(-_math_ops.log1p(-q)),
     isf=lambda q: _math_ops.log(-_math_ops.log(q)),
+    moments=lambda *_: (-_EULER, _math.pi**2 / 6.0, -12.0 * _math.sqrt(6.0) * _ZETA3 / _math.pi**3, 2.4),
+    entropy=lambda *_: _EULER + 1.0,
 )
 
 
@@ -1555,6 +1669,13 @@ halfnorm = _family(
     logsf=lambda z: _halfnorm_logsf(z),
     ppf=lambda q: _math.sqrt(2.0) * _sp.erfinv(q),
     isf=lambda q: _math.sqrt(2.0) * _sp.erfcinv(q),
+    moments=lambda *_: (
+        _math.sqrt(2.0 / _math.pi),
+        1.0 - 2.0 / _math.pi,
+        _math.sqrt(2.0) * (4.0 - _math.pi) / (_math.pi - 2.0) ** 1.5,
+        8.0 * (_math.pi - 3.0) / (_math.pi - 2.0) ** 2,
+    ),
+    entropy=lambda *_: 0.5 * _math.log(_math.pi / 2.0) + 0.5,
 )
 rayleigh = _family(
     "rayleigh",
@@ -1570,6 +1691,13 @@ rayleigh = _family(
     logsf=lambda z: -0.5 * z * z,
     ppf=lambda q: _math_ops.sqrt(-2.0 * _math_ops.log1p(-q)),
     isf=lambda q: _math_ops.sqrt(-2.0 * _math_ops.log(q)),
+    moments=lambda *_: (
+        _math.sqrt(_math.pi / 2.0),
+        (4.0 - _math.pi) / 2.0,
+        2.0 * (_math.pi - 3.0) * _math.sqrt(_math.pi) / (4.0 - _math.pi) ** 1.5,
+        -(6.0 * _math.pi**2 - 24.0 * _math.pi + 16.0) / (4.0 - _math.pi) ** 2,
+    ),
+    entropy=lambda *_: _EULER / 2.0 + 1.0 - 0.5 * _math.log(2.0),
 )
 
 
@@ -1950,13 +2078,13 @@ def _counts(
 
     methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", probability))
     if moments is not None:
-        methods.update(_count_summaries(name, shapes, valid, moments, entropy))
+        methods.update(_summaries(name, shapes, valid, moments, entropy))
     if cdf is not None:  # betabinom's distribution function is a hypergeometric sum: none
         methods.update(
             ppf=_count_quantile(name, "ppf", shapes, valid, low, high, tail(cdf, 0.0, 1.0), guess),
             isf=_count_quantile(name, "isf", shapes, valid, low, high, tail(sf, 1.0, 0.0), guess),
         )
-        methods.update(_count_intervals(methods["ppf"]))
+        methods.update(_intervals(methods["ppf"]))
         methods.update(
             cdf=method("cdf", tail(cdf, 0.0, 1.0)),
             sf=method("sf", tail(sf, 1.0, 0.0)),
@@ -2011,81 +2139,6 @@ def _count_quantile(name, m, shapes, valid, low, high, probability, guess=None):
     3.0
     """
     return run
-
-
-def _count_intervals(ppf) -> dict:
-    """``median`` (``ppf(0.5)``) and ``interval(confidence)``, ``(ppf((1 - c) / 2), ppf((1 + c) / 2))``, SciPy's; NaN for
-    a confidence outside [0, 1] (SciPy raises there; a tensor's values are not read, so that traced calls agree)."""
-    name = ppf.__name__.rsplit("_", 1)[0]
-
-    def median(*args, **kwargs):
-        return ppf(0.5, *args, **kwargs)
-
-    def interval(confidence, *args, **kwargs):
-        if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
-            inside = 0 <= confidence <= 1
-            low, high = ((1 - confidence) / 2, (1 + confidence) / 2) if inside else (_math.nan, _math.nan)
-        else:
-            from .ops.creation import tensor
-
-            c = confidence if isinstance(confidence, Tensor) else tensor(confidence)
-            inside = _all(c >= 0, c <= 1)
-            low = _math_ops.where(inside, (1.0 - c) * 0.5, _math.nan)
-            high = _math_ops.where(inside, (1.0 + c) * 0.5, _math.nan)
-        return ppf(low, *args, **kwargs), ppf(high, *args, **kwargs)
-
-    median.__name__ = median.__qualname__ = f"{name}_median"
-    interval.__name__ = interval.__qualname__ = f"{name}_interval"
-    return {"median": median, "interval": interval}
-
-
-def _count_summaries(name, shapes, valid, moments, entropy=None) -> dict:
-    """``mean``, ``var``, ``std``, ``stats(moments=)`` (SciPy's order m, v, s, k; the kurtosis is the excess) and
-    ``entropy`` (where ``entropy`` is given) of a count family, from ``moments(*params) -> (mean, var, skew, kurt)``,
-    NaN for invalid parameters; differentiable in the continuous parameters (they are formulas in tensorlib ops)."""
-    w = _math_ops.where
-
-    def parameters(m, args, kwargs):
-        dtype, (*params, loc) = _bound(f"{name}.{m}", None, None, shapes, {"loc": 0.0}, args, kwargs)
-        return dtype, params, loc
-
-    def summary(m, index):
-        def run(*args, **kwargs):
-            dtype, params, loc = parameters(m, args, kwargs)
-            values = moments(*params)
-            value = values[0] + loc if index == 0 else _math_ops.sqrt(values[1]) if index == "std" else values[index]
-            return _narrowed(w(valid(*params), value, _math.nan), dtype)
-
-        run.__name__ = run.__qualname__ = f"{name}_{m}"
-        run.__doc__ = f"SciPy's ``{name}.{m}`` of the parameters (``loc`` too), differentiable in the continuous ones."
-        return run
-
-    def stats(*args, moments="mv", **kwargs):
-        """SciPy's ``stats``: the mean, variance, skewness and excess kurtosis named by ``moments`` (letters of ``mvsk``),
-        in that order; one Tensor for one letter.
-
-        >>> import tensorlib as tl
-        >>> [float(v) for v in tl.stats.poisson.stats(4.0, moments="mvsk")]
-        [4.0, 4.0, 0.5, 0.25]
-        """
-        if not isinstance(moments, str) or not moments or set(moments) - set("mvsk"):
-            raise ValueError(f"{name}.stats: moments must be letters of 'mvsk', got {moments!r}")
-        out = tuple(
-            summary(m, i)(*args, **kwargs) for i, m in enumerate(("mean", "var", "skew", "kurt")) if m[0] in moments
-        )
-        return out[0] if len(out) == 1 else out
-
-    stats.__name__ = stats.__qualname__ = f"{name}_stats"
-    methods = {"mean": summary("mean", 0), "var": summary("var", 1), "std": summary("std", "std"), "stats": stats}
-    if entropy is not None:
-
-        def entropy_(*args, **kwargs):
-            dtype, params, _ = parameters("entropy", args, kwargs)
-            return _narrowed(w(valid(*params), entropy(*params), _math.nan), dtype)
-
-        entropy_.__name__ = entropy_.__qualname__ = f"{name}_entropy"
-        methods["entropy"] = entropy_
-    return methods
 
 
 def _p_at_an_end(p) -> Tensor:
@@ -2273,8 +2326,8 @@ poisson = SimpleNamespace(
     logcdf=lambda k, mu: _poisson_tail("poisson.logcdf", k, mu, upper=False, log=True),
     logsf=lambda k, mu: _poisson_tail("poisson.logsf", k, mu, upper=True, log=True),
     **_poisson_quantiles,
-    **_count_intervals(_poisson_quantiles["ppf"]),
-    **_count_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
+    **_intervals(_poisson_quantiles["ppf"]),
+    **_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
 )
 
 __all__ = [
