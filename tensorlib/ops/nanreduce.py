@@ -187,7 +187,8 @@ def nanvar(
         mean, float16 = reduce.given_mean(x, mean, "nanvar")
         if float16:
             return reduce.in_float32(nanvar, x, axis, keepdims, ddof, mean=math_ops.cast(mean, _dt.float32))
-    centered = _filled(x - mean, 0)
+    # Only x's own NaNs are left out: an inf - inf of the centring is NumPy's NaN variance, not 0.
+    centered = math_ops.where(_nans(x), math_ops.zeros_like(x), x - mean)
     if x.dtype.kind == "c":
         centered = math_ops.abs(centered)
     # NumPy: NaN wherever the degrees of freedom, count - ddof, are not positive (np.var gives inf there).
