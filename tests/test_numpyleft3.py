@@ -35,3 +35,69 @@ def test_nanvar_gradient_is_zero_at_nans_and_matches_differences_elsewhere():
     expected = np.where(kept, 2 * (x - np.nanmean(x, axis=1, keepdims=True)) / kept.sum(1, keepdims=True), 0.0)
     np.testing.assert_allclose(g, expected, rtol=1e-12)
     check_grads(lambda t: tl.nanstd(t, axis=0), [np.array([[1.0, 2.0], [4.0, -1.0], [0.5, 3.0]])], order=2)
+
+
+_ZERO_D_AXIS = {
+    # NumPy's own split: its ufunc reductions and cumsum take an int axis 0 or -1 of a 0-d array, its
+    # mean/var/std/average, quantiles, gradient and take_along_axis raise AxisError; a tuple axis always raises.
+    "sum": lambda m, x, axis: m.sum(x, axis=axis),
+    "max": lambda m, x, axis: m.max(x, axis=axis),
+    "ptp": lambda m, x, axis: m.ptp(x, axis=axis),
+    "count_nonzero": lambda m, x, axis: m.count_nonzero(x, axis=axis),
+    "nansum": lambda m, x, axis: m.nansum(x, axis=axis),
+    "nanmean": lambda m, x, axis: m.nanmean(x, axis=axis),
+    "cumsum": lambda m, x, axis: m.cumsum(x, axis=axis),
+    "cumulative_sum": lambda m, x, axis: m.cumulative_sum(x, axis=axis),
+    "cumulative_prod": lambda m, x, axis: m.cumulative_prod(x, axis=axis, include_initial=True),
+    "squeeze": lambda m, x, axis: m.squeeze(x, axis=axis),
+    "mean": lambda m, x, axis: m.mean(x, axis=axis),
+    "var": lambda m, x, axis: m.var(x, axis=axis),
+    "std": lambda m, x, axis: m.std(x, axis=axis, ddof=0),
+    "average": lambda m, x, axis: m.average(x, axis=axis),
+    "median": lambda m, x, axis: m.median(x, axis=axis),
+    "nanmedian": lambda m, x, axis: m.nanmedian(x, axis=axis),
+    "quantile": lambda m, x, axis: m.quantile(x, 0.25, axis=axis),
+    "percentile": lambda m, x, axis: m.percentile(x, 25.0, axis=axis),
+    "nanquantile": lambda m, x, axis: m.nanquantile(x, 0.25, axis=axis),
+    "nanpercentile": lambda m, x, axis: m.nanpercentile(x, 25.0, axis=axis),
+    "gradient": lambda m, x, axis: m.gradient(x, axis=axis),
+    "take_along_axis": lambda m, x, axis: m.take_along_axis(x, m.asarray(np.array(0)), axis=axis),
+    "rollaxis": lambda m, x, axis: m.rollaxis(x, axis),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ZERO_D_AXIS))
+@pytest.mark.parametrize("axis", [0, -1, 1, (0,)])
+def test_an_axis_of_a_0d_tensor_is_refused_or_taken_as_numpy_does(name, axis):
+    # median/quantile/gradient/take_along_axis failed with a bare "IndexError: tuple index out of range",
+    # cumulative_sum/prod with a KernelResultError, and mean/var/std/average/squeeze took axes NumPy refuses.
+    if isinstance(axis, tuple) and name in (
+        "cumsum",
+        "cumulative_sum",
+        "cumulative_prod",
+        "rollaxis",
+        "take_along_axis",
+    ):
+        pytest.skip("NumPy reads a tuple here as an int (TypeError) or accepts it by accident")
+    call = _ZERO_D_AXIS[name]
+    x = np.array(2.5)
+    try:
+        expected = call(np, x, axis)
+    except np.exceptions.AxisError:
+        named = name.replace("_", "_?")  # the function, or its op (TakeAlongAxis)
+        with pytest.raises(
+            np.exceptions.AxisError, match=rf"(?i){named}\b.*axis -?\d+ is out of range for a tensor of rank 0"
+        ):
+            call(tl, tl.tensor(x), axis)
+        return
+    got = call(tl, tl.tensor(x), axis)
+    np.testing.assert_array_equal(got.numpy(), expected)
+    assert got.shape == np.shape(expected)
+
+
+def test_axis_errors_are_numpys_axis_error_and_still_value_errors():
+    # np.exceptions.AxisError subclasses ValueError and IndexError: code catching either (or AxisError) works.
+    for call in (lambda: tl.sum(tl.ones((2, 3)), axis=2), lambda: tl.flip(tl.ones(3), axis=-2)):
+        with pytest.raises(np.exceptions.AxisError) as info:
+            call()
+        assert isinstance(info.value, ValueError) and isinstance(info.value, IndexError)
