@@ -101,3 +101,53 @@ def test_axis_errors_are_numpys_axis_error_and_still_value_errors():
         with pytest.raises(np.exceptions.AxisError) as info:
             call()
         assert isinstance(info.value, ValueError) and isinstance(info.value, IndexError)
+
+
+def test_numpy_2_names_around_concatenate_ndim_shape_size_exist_and_agree_with_numpy():
+    x = np.array([[0.5, 1.5, 2.675], [-2.5, 3.14159, 7.0]])
+    np.testing.assert_array_equal(tl.around(tl.tensor(x), 2).numpy(), np.around(x, 2))
+    parts = [x, np.arange(3.0), np.array(4.0)]
+    np.testing.assert_array_equal(
+        tl.concatenate([tl.tensor(p) for p in parts], axis=None).numpy(), np.concatenate(parts, axis=None)
+    )
+    np.testing.assert_array_equal(tl.concatenate(tl.tensor(x), axis=0).numpy(), np.concatenate(x, axis=0))
+    ints = [np.array([1, 2], np.int32), np.array([3], np.int64)]
+    got = tl.concatenate([tl.tensor(i) for i in ints], dtype="float32")
+    assert got.dtype == np.concatenate(ints, dtype="float32").dtype
+    with pytest.raises(TypeError, match=r"^concatenate: cannot cast an input of dtype float64 .* to dtype=int32"):
+        tl.concatenate([tl.tensor(x)], dtype="int32")
+    assert (tl.ndim(tl.tensor(x)), tl.shape(tl.tensor(x)), tl.size(tl.tensor(x), axis=(0, 1))) == (2, (2, 3), 6)
+    with pytest.raises(np.exceptions.AxisError, match=r"^size \(shape \(2, 3\)\): axis 2 is out of range"):
+        tl.size(tl.tensor(x), axis=2)
+    # through NumPy's own functions too (NEP 18), axis=None included
+    assert type(np.concatenate([tl.tensor(x), tl.tensor(x)], axis=None)).__name__ == "Tensor"
+    g = tl.grad(lambda t: tl.sum(tl.concatenate([t, t * 3.0], axis=None) ** 2))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(g, 2 * x + 18 * x)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "v_shape"), [((3, 2), (2,)), ((4, 3, 2), (2,)), ((2, 1, 3, 2), (5, 2)), ((0, 3, 2), (2,))]
+)
+def test_matvec_and_vecmat_match_numpy_broadcast_and_differentiate(a_shape, v_shape):
+    rng = np.random.default_rng(3)
+    a, v = rng.normal(size=a_shape), rng.normal(size=v_shape)
+    np.testing.assert_allclose(tl.matvec(tl.tensor(a), tl.tensor(v)).numpy(), np.matvec(a, v), rtol=1e-12)
+    at = np.swapaxes(a, -1, -2).copy()
+    np.testing.assert_allclose(tl.vecmat(tl.tensor(v), tl.tensor(at)).numpy(), np.vecmat(v, at), rtol=1e-12)
+    if a.size:
+        check_grads(tl.matvec, [a, v], order=2)
+        check_grads(tl.vecmat, [v, at], order=2)
+
+
+def test_vecmat_conjugates_the_vector_and_bad_shapes_are_refused_as_numpy_refuses_them():
+    v, a = np.array([1j, 2.0 - 1j]), np.array([[1.0, 2j], [3.0, 4.0]])
+    np.testing.assert_allclose(tl.vecmat(tl.tensor(v), tl.tensor(a)).numpy(), np.vecmat(v, a))
+    np.testing.assert_allclose(tl.matvec(tl.tensor(a), tl.tensor(v)).numpy(), np.matvec(a, v))
+    # np.vecmat(t, vector) on Tensors gave a result of shape (1,) where NumPy raises: a 1-d operand is no matrix
+    for call in (np.vecmat, tl.vecmat):
+        with pytest.raises(ValueError, match=r"^vecmat: expected a matrix \(rank >= 2\) and a vector"):
+            call(tl.tensor(np.ones((2, 2))), tl.tensor(np.ones(2)))
+    with pytest.raises(ValueError, match=r"^matvec: the matrices' 3 and the vectors' 2 elements differ"):
+        np.matvec(tl.tensor(np.ones((2, 3))), tl.tensor(np.ones(2)))
+    with pytest.raises(ValueError, match=r"^matvec: the batch axes do not broadcast"):
+        tl.matvec(tl.ones((4, 2, 3)), tl.ones((5, 3)))

@@ -991,3 +991,53 @@ def _pad_reflect_odd(x, axis: int, before: int, after: int, include_edge: bool) 
             after -= size
         x = shape_ops.concat([c for c in (chunks[0], x, chunks[1]) if c is not None], axis=axis)
     return x
+
+
+# ------------------------------------------------------------------ NumPy's names for what tensorlib has
+around = math_ops.round  # NumPy's (and jax.numpy's) other name for round
+
+
+def concatenate(arrays, axis: int | None = 0, *, dtype=None, casting: str = "same_kind") -> Tensor:
+    """``numpy.concatenate`` (``jax.numpy``'s): ``concat`` of ``arrays`` along ``axis``, or of the flattened
+    arrays with ``axis=None``; ``dtype`` casts them first under NumPy's ``casting`` rule.  Differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.concatenate([tl.tensor([[1, 2]]), tl.tensor([[3], [4]])], axis=None).numpy().tolist()
+    [1, 2, 3, 4]
+    """
+    from .standard import unstack
+
+    if isinstance(arrays, Tensor):  # NumPy iterates over an array's first axis
+        arrays = unstack(arrays) if arrays.ndim else [arrays]
+    arrays = list(arrays)
+    if dtype is not None:
+        arrays = math_ops.cast_for_loop("concatenate", arrays, dtype, casting)
+    if axis is None:
+        return shape_ops.concat([shape_ops.reshape(a, (-1,)) for a in as_tensors(*arrays)], axis=0)
+    return shape_ops.concat(arrays, axis=as_int(axis, "concatenate: axis"))
+
+
+def ndim(a) -> int:
+    """The number of axes of ``a`` (``numpy.ndim``, ``jax.numpy.ndim``).
+
+    >>> import tensorlib as tl
+    >>> tl.ndim(tl.ones((2, 3))), tl.shape(tl.ones((2, 3))), tl.size(tl.ones((2, 3)), axis=1)
+    (2, (2, 3), 3)
+    """
+    return as_tensor(a).ndim
+
+
+def shape(a) -> tuple:
+    """The shape of ``a`` as a tuple (``numpy.shape``); under ``tl.function`` an unknown size is None."""
+    return tuple(as_tensor(a).shape)
+
+
+def size(a, axis=None) -> int | None:
+    """The number of elements of ``a``, or along ``axis`` (an int or, as NumPy 2.4, a tuple); None where a
+    size is unknown under ``tl.function``."""
+    a = as_tensor(a)
+    if axis is None:
+        return a.size
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    sizes = [a.shape[normalize_axis(i, a.ndim, f"size (shape {a.shape}): axis", scalar_axis=False)] for i in axes]
+    return None if None in sizes else math.prod(sizes)

@@ -835,3 +835,33 @@ OPINFOS += [
         kinks=True,
     ),
 ]
+
+
+@st.composite
+def _concatenate_draw(draw, dtype):
+    """Two or three arrays of any shapes for ``axis=None`` (flattened), or joinable ones along an axis."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    n = draw(st.integers(1, 3))
+    if draw(st.booleans()):
+        shapes_ = [draw(st.sampled_from([(), (2,), (2, 3), (0, 2)])) for _ in range(n)]
+        axis = None
+    else:
+        axis = draw(st.sampled_from([0, 1, -1]))
+        shapes_ = [(2, 3)[:1] + (draw(st.integers(0, 3)),) if axis else (draw(st.integers(0, 3)), 3) for _ in range(n)]
+    arrays = tuple(_random(draw, dtype, shape) for shape in shapes_)
+    return SampleInput(arrays, {"axis": axis}, grad_argnums=tuple(range(n)))
+
+
+OPINFOS += [
+    OpInfo(
+        "concatenate",
+        lambda *arrays, **kwargs: tl.concatenate(arrays, **kwargs),
+        lambda *arrays, **kwargs: np.concatenate(arrays, **kwargs),
+        _concatenate_draw,
+        op_types=("ConcatV2", "Reshape"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(2), np.ones(2)), {"dtype": "int32"}, TypeError, r"^concatenate: cannot cast"),
+        ),
+    ),
+]
