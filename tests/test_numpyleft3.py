@@ -151,3 +151,14 @@ def test_vecmat_conjugates_the_vector_and_bad_shapes_are_refused_as_numpy_refuse
         np.matvec(tl.tensor(np.ones((2, 3))), tl.tensor(np.ones(2)))
     with pytest.raises(ValueError, match=r"^matvec: the batch axes do not broadcast"):
         tl.matvec(tl.ones((4, 2, 3)), tl.ones((5, 3)))
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "irfft2", "rfftn", "irfftn"])
+def test_fft_of_float16_computes_in_float32_and_stays_there(name):
+    # The documented rule (as jax.numpy): float16 in, complex64 or float32 out, the values NumPy computes from
+    # the float32 input.  NumPy 2 itself rounds a 1-d irfft/hfft of float16 to float16, but not irfft2/irfftn.
+    x = np.array([[1.0, 0.5, -2.0, 3.0], [0.25, 1.0, 2.0, -1.0]], np.float16)
+    got = getattr(tl.fft, name)(tl.tensor(x))
+    expected = getattr(np.fft, name)(x.astype(np.float32))
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, atol=1e-6)
