@@ -5,6 +5,8 @@ jax.numpy where NumPy has no gradient, and float64 central finite differences (`
 for every gradient."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 
 import tensorlib as tl
@@ -162,3 +164,73 @@ def test_fft_of_float16_computes_in_float32_and_stays_there(name):
     expected = getattr(np.fft, name)(x.astype(np.float32))
     assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
+_DTYPES = ("bool", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128")
+
+
+def _sample(dtype, reverse=False):
+    values = np.array([0.3, 0.7, 1.0, 0.0])[:: -1 if reverse else 1]
+    if dtype == "bool":
+        return values > 0.5
+    if dtype.startswith("int"):
+        return (values * 3).astype(dtype) + 1
+    return (values + 0.2j * values).astype(dtype) if dtype.startswith("complex") else values.astype(dtype)
+
+
+def _numpy_in_tensorlibs_rule(name, arrays):
+    """NumPy's result, under tensorlib's documented deviations: bools going into a float-valued function are
+    read as float64, not NumPy's float16 (docs/architecture.md); int8/int16 results are held in int32; the
+    conjugate of a bool is that bool (NumPy makes it int8)."""
+    with np.errstate(all="ignore"):
+        expected = getattr(np, name)(*arrays)
+        first = expected[0] if isinstance(expected, tuple) else expected
+        if first.dtype == np.float16 and not any(a.dtype == np.float16 for a in arrays):
+            as_float64 = [a.astype(np.float64) if a.dtype == bool else a for a in arrays]
+            if name == "ldexp":  # (its exponent stays an integer)
+                as_float64[1] = arrays[1]
+            return _numpy_in_tensorlibs_rule(name, as_float64)
+    if name in ("conj", "conjugate") and arrays[0].dtype == bool:
+        return arrays[0]
+    if first.dtype in (np.int8, np.int16):
+        return tuple(e.astype(np.int32) for e in expected) if isinstance(expected, tuple) else expected.astype(np.int32)
+    return expected
+
+
+def _ufuncs(nin):
+    return sorted(
+        n
+        for n in dir(tl)
+        if isinstance(getattr(np, n, None), np.ufunc)
+        and getattr(np, n).nin == nin
+        and getattr(np, n).signature is None  # (not matmul, vecdot, matvec, vecmat)
+        and callable(getattr(tl, n))
+    )
+
+
+def _agree_on_dtype_or_both_refuse(name, arrays):
+    try:
+        expected = _numpy_in_tensorlibs_rule(name, arrays)
+    except TypeError:
+        expected = None
+    try:
+        got = getattr(tl, name)(*[tl.tensor(a) for a in arrays])
+    except TypeError:  # tensorlib refuses round/reciprocal of bools, as JAX
+        assert expected is None or arrays[0].dtype == bool, f"{name}{[a.dtype for a in arrays]}: tl refused"
+        return
+    assert expected is not None, f"{name}{[a.dtype for a in arrays]}: NumPy refuses, tl gave {got}"
+    expected, got = (expected[0], got[0]) if isinstance(expected, tuple) else (expected, got)
+    assert got.dtype == expected.dtype, (name, [a.dtype for a in arrays], got.dtype, expected.dtype)
+    np.testing.assert_allclose(got.numpy().astype(complex), expected.astype(complex), rtol=2e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_every_unary_ufunc_promotes_as_numpy_for_every_dtype(dtype):
+    for name in _ufuncs(1):
+        _agree_on_dtype_or_both_refuse(name, [_sample(dtype)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(_ufuncs(2)), d1=st.sampled_from(_DTYPES), d2=st.sampled_from(_DTYPES))
+def test_binary_ufuncs_promote_as_numpy_for_every_pair_of_dtypes(name, d1, d2):
+    _agree_on_dtype_or_both_refuse(name, [_sample(d1), _sample(d2, reverse=True)])
