@@ -76,7 +76,6 @@ _RENAMED = {
     "true_divide": "divide",
     "conjugate": "conj",
     "mod": "remainder",
-    "copy": "identity",
 }
 _ARGUMENTS = {
     "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},

@@ -234,3 +234,22 @@ def test_every_unary_ufunc_promotes_as_numpy_for_every_dtype(dtype):
 @given(name=st.sampled_from(_ufuncs(2)), d1=st.sampled_from(_DTYPES), d2=st.sampled_from(_DTYPES))
 def test_binary_ufuncs_promote_as_numpy_for_every_pair_of_dtypes(name, d1, d2):
     _agree_on_dtype_or_both_refuse(name, [_sample(d1), _sample(d2, reverse=True)])
+
+
+def test_copy_mgrid_and_ogrid_are_numpys():
+    x = np.array([[1.5, -2.0], [0.25, 4.0]])
+    got = tl.copy(tl.tensor(x))
+    np.testing.assert_array_equal(got.numpy(), np.copy(x))
+    np.testing.assert_array_equal(tl.grad(lambda t: tl.sum(tl.copy(t) ** 2))(tl.tensor(x)).numpy(), 2 * x)
+    assert type(np.copy(tl.tensor(x))).__name__ == "Tensor"  # NEP 18 reaches tl.copy, keeping the gradient
+    for key in [(slice(0, 3), slice(-1, 1)), (slice(0, 1, 5j),), (slice(2, -2, -1), slice(0.0, 1.0, 0.25))]:
+        dense = tl.mgrid[key]
+        assert dense.dtype == np.mgrid[key].dtype
+        np.testing.assert_array_equal(dense.numpy(), np.mgrid[key])
+        opened, expected = tl.ogrid[key], np.ogrid[key]
+        for o, e in zip(
+            opened if isinstance(opened, tuple) else [opened], expected if isinstance(expected, tuple) else [expected]
+        ):
+            np.testing.assert_array_equal(o.numpy(), e)
+    with pytest.raises(TypeError, match=r"^mgrid: expected slices of numbers"):
+        tl.mgrid["a":"b"]

@@ -1041,3 +1041,43 @@ def size(a, axis=None) -> int | None:
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     sizes = [a.shape[normalize_axis(i, a.ndim, f"size (shape {a.shape}): axis", scalar_axis=False)] for i in axes]
     return None if None in sizes else math.prod(sizes)
+
+
+def copy(a) -> Tensor:
+    """``numpy.copy`` (``jax.numpy.copy``): a new tensor with ``a``'s values; tensor values are immutable, so
+    this is ``identity``, and the gradient passes through.
+
+    >>> import tensorlib as tl
+    >>> tl.copy(tl.tensor([1.0, 2.0])).numpy().tolist()
+    [1.0, 2.0]
+    """
+    return math_ops.identity(a)
+
+
+class _Grid:
+    """``numpy.mgrid`` / ``numpy.ogrid`` (``jax.numpy``'s): NumPy's dense grid of the slices, or its open one
+    (arrays that broadcast to it), as constant tensors of NumPy's dtypes (int64 for integer slices, float64 for
+    float steps or a complex one, a number of points).
+
+    >>> import tensorlib as tl
+    >>> tl.mgrid[0:2, 0:3].shape, tl.mgrid[0:1:3j].numpy().tolist(), [g.shape for g in tl.ogrid[0:2, 0:3]]
+    ((2, 2, 3), [0.0, 0.5, 1.0], [(2, 1), (1, 3)])
+    """
+
+    def __init__(self, name: str, grid):
+        self._name, self._grid = name, grid
+
+    def __getitem__(self, key):
+        try:
+            grid = self._grid[key]
+        except (TypeError, ValueError, AttributeError) as e:  # (NumPy's AttributeError: a slice of strings)
+            kind = ValueError if isinstance(e, ValueError) else TypeError
+            raise kind(f"{self._name}: expected slices of numbers, got {key!r} ({e})") from None
+        return tuple(map(creation.tensor, grid)) if isinstance(grid, tuple) else creation.tensor(grid)
+
+    def __repr__(self) -> str:
+        return f"tl.{self._name}"
+
+
+mgrid = _Grid("mgrid", np.mgrid)
+ogrid = _Grid("ogrid", np.ogrid)

@@ -865,3 +865,34 @@ OPINFOS += [
         ),
     ),
 ]
+
+
+@st.composite
+def _grid_draw(draw, dtype):
+    """The bounds of two slices: integer steps, or a float step or a complex one (a number of points)."""
+    start = draw(st.integers(-3, 2))
+    stop, step = start + draw(st.integers(1, 4)), draw(st.sampled_from([1, 2, 0.5, 3j, 1j]))
+    if draw(st.booleans()):  # counting down
+        start, stop, step = stop, start, -step if isinstance(step, (int, float)) else step
+    return SampleInput((start, stop, step), grad_argnums=())
+
+
+def _grid(grid):
+    return lambda start, stop, step: grid[start:stop:step, 0:2]
+
+
+OPINFOS += [
+    OpInfo(
+        "copy", tl.copy, np.copy, lambda dtype: st.builds(lambda x: SampleInput((x,)), tensors(dtype)), ("Identity",)
+    ),
+    OpInfo("mgrid", _grid(tl.mgrid), _grid(np.mgrid), _grid_draw, dtypes=(np.dtype(np.float64),), differentiable=False),
+    OpInfo(
+        "ogrid",
+        lambda *bounds: tl.stack(tl.broadcast_arrays(*_grid(tl.ogrid)(*bounds))),
+        lambda *bounds: np.stack(np.broadcast_arrays(*_grid(np.ogrid)(*bounds))),
+        _grid_draw,
+        dtypes=(np.dtype(np.float64),),
+        differentiable=False,
+        error_inputs=(ErrorInput(("a", 2, 1), exc=TypeError, match=r"^ogrid: expected slices of numbers"),),
+    ),
+]
