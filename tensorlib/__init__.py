@@ -138,6 +138,7 @@ from .ops.elementwise import (
     arctan2,
     arctanh,
     bitwise_and,
+    bitwise_count,
     bitwise_left_shift,
     bitwise_not,
     bitwise_or,

@@ -253,3 +253,16 @@ def test_copy_mgrid_and_ogrid_are_numpys():
             np.testing.assert_array_equal(o.numpy(), e)
     with pytest.raises(TypeError, match=r"^mgrid: expected slices of numbers"):
         tl.mgrid["a":"b"]
+
+
+def test_bitwise_count_is_numpys_popcount_of_the_absolute_value_on_every_backend_kernel():
+    from tensorlib.ops.elementwise import _bitwise_count_generic
+
+    x = np.array([0, 1, -1, 7, -8, 1023, np.iinfo(np.int64).min, np.iinfo(np.int64).max, 12345678901234], np.int64)
+    for values in (x, x[:6].astype(np.int32), np.array([True, False])):
+        expected = np.bitwise_count(values).astype(np.int32)
+        np.testing.assert_array_equal(tl.bitwise_count(tl.tensor(values)).numpy(), expected)
+        np.testing.assert_array_equal(_bitwise_count_generic(np, values), expected)  # the Array API kernel
+    assert type(np.bitwise_count(tl.tensor(x))).__name__ == "Tensor"
+    with pytest.raises(TypeError, match=r"^BitwiseCount: needs integer or bool inputs .* got float32"):
+        tl.bitwise_count(tl.ones(2))
