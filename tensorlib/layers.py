@@ -105,6 +105,13 @@ __all__ = [
     "Sigmoid",
     "Tanh",
     "Softmax",
+    "Softmin",
+    "Hardshrink",
+    "Softshrink",
+    "Tanhshrink",
+    "Threshold",
+    "Softplus",
+    "RReLU",
     "Cropping1D",
     "Cropping2D",
     "Cropping3D",
@@ -2119,6 +2126,134 @@ class Softmax(Activation):
 
     def extra_repr(self) -> str:
         return f"axis={self.axis}"
+
+
+class Softmin(Activation):
+    """``softmax(-x)`` along ``axis`` (PyTorch's ``nn.Softmin(dim)``; :func:`tl.nn.softmin`).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Softmin()(tl.tensor([[0.0, 1000.0]])).numpy().tolist()
+    [[1.0, 0.0]]
+    """
+
+    def __init__(self, axis: int = -1):
+        self.axis = _int_argument(axis, "axis", "Softmin")
+        super().__init__(functools.partial(_nn.softmin, axis=self.axis))
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
+
+
+class _ShrinkActivation(Activation):
+    """PyTorch's ``nn.Hardshrink(lambd)`` and ``nn.Softshrink(lambd)``: ``_function`` with ``lambd``."""
+
+    _function = None
+
+    def __init__(self, lambd: float = 0.5):
+        if not _number_in(lambd, 0.0, math.inf) or math.isinf(lambd):
+            raise ValueError(f"{type(self).__name__}: lambd must be a finite number >= 0, got {lambd!r}")
+        self.lambd = float(lambd)
+        super().__init__(functools.partial(type(self)._function, lambd=self.lambd))
+
+    def extra_repr(self) -> str:
+        return f"lambd={self.lambd}"
+
+
+class Hardshrink(_ShrinkActivation):
+    """``x`` where ``|x| > lambd``, else 0 (PyTorch's ``nn.Hardshrink``; :func:`tl.nn.hardshrink`).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Hardshrink(1.0)(tl.tensor([-2.0, 0.5])).numpy().tolist()
+    [-2.0, 0.0]
+    """
+
+    _function = staticmethod(_nn.hardshrink)
+
+
+class Softshrink(_ShrinkActivation):
+    """``x`` moved ``lambd`` towards 0, and 0 within ``lambd`` of it (PyTorch's ``nn.Softshrink``;
+    :func:`tl.nn.softshrink`).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Softshrink(1.0)(tl.tensor([-2.0, 0.5])).numpy().tolist()
+    [-1.0, 0.0]
+    """
+
+    _function = staticmethod(_nn.softshrink)
+
+
+class Tanhshrink(_FixedActivation):
+    """``x - tanh(x)`` (PyTorch's ``nn.Tanhshrink``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Tanhshrink()(tl.tensor([0.0])).numpy().tolist()
+    [0.0]
+    """
+
+    _function = staticmethod(_nn.tanhshrink)
+
+
+class Threshold(Activation):
+    """``x`` where ``x > threshold``, else ``value`` (PyTorch's ``nn.Threshold(threshold, value)``).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Threshold(0.5, -1.0)(tl.tensor([0.0, 2.0])).numpy().tolist()
+    [-1.0, 2.0]
+    """
+
+    def __init__(self, threshold: float, value: float):
+        for name, number in (("threshold", threshold), ("value", value)):
+            if not _number_in(number, -math.inf, math.inf):
+                raise ValueError(f"Threshold: {name} must be a number, got {number!r}")
+        self.threshold, self.value = float(threshold), float(value)
+        super().__init__(functools.partial(_nn.threshold, threshold=self.threshold, value=self.value))
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}"
+
+
+class Softplus(Activation):
+    """``log(1 + exp(beta x)) / beta``, and ``x`` where ``beta x > threshold`` (PyTorch's ``nn.Softplus(beta=1.0,
+    threshold=20.0)``, its defaults; :func:`tl.nn.softplus`).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Softplus()(tl.tensor([0.0, 30.0])).numpy().round(4).tolist()
+    [0.6931, 30.0]
+    """
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        for name, number in (("beta", beta), ("threshold", threshold)):
+            if not _number_in(number, -math.inf, math.inf) or math.isinf(number) or (name == "beta" and number == 0):
+                raise ValueError(f"Softplus: {name} must be a finite number (beta not 0), got {number!r}")
+        self.beta, self.threshold = float(beta), float(threshold)
+        super().__init__(functools.partial(_nn.softplus, beta=self.beta, threshold=self.threshold))
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU (PyTorch's ``nn.RReLU(lower=1/8, upper=1/3)``): while training, each negative element
+    is scaled by its own slope drawn from ``U(lower, upper)`` (the stream ``tl.random.seed`` resets, new draws at
+    every call); in ``eval()`` mode by the mean slope (:func:`tl.nn.rrelu`).
+
+    >>> import tensorlib as tl
+    >>> tl.nn.RReLU(0.25, 0.75).eval()(tl.tensor([-2.0, 3.0])).numpy().tolist()
+    [-1.0, 3.0]
+    """
+
+    def __init__(self, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0):
+        super().__init__()
+        if not (_number_in(lower, 0.0, math.inf) and _number_in(upper, 0.0, math.inf) and lower <= upper):
+            raise ValueError(f"RReLU: need 0 <= lower <= upper, finite, got lower={lower!r}, upper={upper!r}")
+        self.lower, self.upper = float(lower), float(upper)
+
+    def forward(self, x, training: bool | None = None):
+        """``training`` (Keras' call argument) draws slopes or not for this call; None follows ``train()``/``eval()``."""
+        return _nn.rrelu(_as_tensor(x, self), self.lower, self.upper, training=_in_training(self, training))
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}"
 
 
 # ------------------------------------------------------------------ recurrent layers (on tl.scan)

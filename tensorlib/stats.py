@@ -1,5 +1,6 @@
 """``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
-``sf``, their logs and, where closed forms exist, ``ppf``/``isf``), differentiable in their continuous arguments:
+``sf``, their logs and, where closed forms exist, ``ppf``/``isf``; the counts also ``ppf``, ``isf``, ``median``, ``interval``,
+``mean``, ``var``, ``std``, ``stats`` and some ``entropy``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
 ``pareto``, ``gennorm``, ``gumbel_r``, ``gumbel_l``, ``lognorm``, ``weibull_min``, ``halfnorm``, ``rayleigh``,
 ``invgamma``, ``f``, ``loggamma``, ``truncnorm``, ``vonmises``, ``wrapcauchy``, ``dirichlet``, ``multivariate_normal``, and the counts
@@ -500,16 +501,6 @@ def _log_of(probability, complement):
     return log_probability
 
 
-poisson = SimpleNamespace(
-    logpmf=_poisson_logpmf,
-    pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)),
-    cdf=_poisson_cdf,
-    sf=_poisson_sf,
-    logcdf=lambda k, mu: _poisson_tail("poisson.logcdf", k, mu, upper=False, log=True),
-    logsf=lambda k, mu: _poisson_tail("poisson.logsf", k, mu, upper=True, log=True),
-)
-
-
 # ------------------------------------------------------------------ beta, gamma
 def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     """Beta(a, b) log-density on (loc, loc + scale).
@@ -1008,22 +999,26 @@ multivariate_normal = SimpleNamespace(
 
 # ------------------------------------------------------------------ location-scale families with closed forms
 def _bound(where, first, x, shapes, defaults, args, kwargs) -> tuple:
-    """SciPy's call of a distribution's method: ``x`` (or ``q``, ``k``: ``first``), then the shape parameters and
+    """SciPy's call of a distribution's method: ``x`` (or ``q``, ``k``: ``first``; none if None), then the shape parameters and
     ``defaults``' names (``loc``, ``scale``) by position or by name; ``_args``' ``(dtype, tensors)`` in that order.
     Too many, unknown, repeated or missing arguments are one TypeError naming ``where``."""
     names = (*shapes, *defaults)
     if len(args) > len(names):
-        raise TypeError(f"{where}: takes {first} and at most {len(names)} more ({', '.join(names)}), got {len(args)}")
+        takes = f"{first} and at most {len(names)} more" if first else f"at most {len(names)}"
+        raise TypeError(f"{where}: takes {takes} ({', '.join(names)}), got {len(args)}")
     values = dict(zip(names, args))
     for key, value in kwargs.items():
         if key not in names or key in values:
-            why = "twice" if key in values else f"unexpected (it takes {first}, {', '.join(names)})"
+            why = (
+                "twice" if key in values else f"unexpected (it takes {', '.join(((first,) if first else ()) + names)})"
+            )
             raise TypeError(f"{where}: argument {key!r} {why}")
         values[key] = value
     missing = [n for n in shapes if n not in values]
     if missing:
         raise TypeError(f"{where}: missing the shape parameter(s) {missing}")
-    return _args(where, **{first: x, **{n: values.get(n, defaults.get(n)) for n in names}})
+    leading = {first: x} if first else {}  # none for the summaries (mean, var, entropy): only the parameters
+    return _args(where, **leading, **{n: values.get(n, defaults.get(n)) for n in names})
 
 
 def _from_the_end(edge, offset, scale) -> Tensor:
@@ -1822,8 +1817,46 @@ def _shielded(mask, params) -> list:
     return [_math_ops.where(mask, p, _math_ops.stop_gradient(p)) for p in params]
 
 
+def _first_count(reached, low, high, start) -> Tensor:
+    """The smallest integer ``k`` in ``[low, high]`` with ``reached(k)``, a test that is false below it and true from it
+    on (``reached(high)`` true, ``reached(low - 1)`` false), for the shape of ``start``: the offset ``k - low + 1`` is
+    bracketed by powers of two (the exponent bisected over 0 .. 1024, 11 steps), then bisected (54 steps: exact below
+    2**53, down to adjacent floats above), so every float64 count is reached in 65 tests, traceable (no loop on
+    values).  No gradient: the result is a step function of the parameters."""
+    w, floor = _math_ops.where, _math_ops.floor
+
+    def at(offset):
+        return _math_ops.minimum(low - 1.0 + offset, high)
+
+    below, above = start - 1.0, start + 1024.0
+    for _ in range(11):
+        middle = floor(0.5 * (below + above))
+        ok = reached(at(2.0**middle))
+        below, above = w(ok, below, middle), w(ok, middle, above)
+    below, above = floor(2.0**below), 2.0**above
+    for _ in range(54):
+        middle = floor(0.5 * (below + above))
+        ok = reached(at(middle))
+        below, above = w(ok, below, middle), w(ok, middle, above)
+    return at(above)
+
+
 def _counts(
-    name, shapes, valid, high, logpmf, cdf=None, sf=None, low=0.0, logcdf=None, logsf=None, ends=None, power_form=None
+    name,
+    shapes,
+    valid,
+    high,
+    logpmf,
+    cdf=None,
+    sf=None,
+    low=0.0,
+    logcdf=None,
+    logsf=None,
+    ends=None,
+    power_form=None,
+    moments=None,
+    entropy=None,
+    guess=None,
 ):
     """SciPy's methods of a distribution on the integers ``low .. high(*shapes)`` shifted by ``loc``: each formula
     takes an integer ``k`` on the support (a stand-in elsewhere, so no gradient meets a NaN) and the shapes;
@@ -1869,7 +1902,14 @@ def _counts(
         return body
 
     methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", probability))
+    if moments is not None:
+        methods.update(_count_summaries(name, shapes, valid, moments, entropy))
     if cdf is not None:  # betabinom's distribution function is a hypergeometric sum: none
+        methods.update(
+            ppf=_count_quantile(name, "ppf", shapes, valid, low, high, tail(cdf, 0.0, 1.0), guess),
+            isf=_count_quantile(name, "isf", shapes, valid, low, high, tail(sf, 1.0, 0.0), guess),
+        )
+        methods.update(_count_intervals(methods["ppf"]))
         methods.update(
             cdf=method("cdf", tail(cdf, 0.0, 1.0)),
             sf=method("sf", tail(sf, 1.0, 0.0)),
@@ -1881,6 +1921,124 @@ def _counts(
             ),
         )
     return SimpleNamespace(**methods)
+
+
+def _count_quantile(name, m, shapes, valid, low, high, probability, guess=None):
+    """``<name>.ppf`` (the smallest ``k`` with ``cdf(k) >= q``) or ``.isf`` (the smallest with ``sf(k) <= q``), SciPy's
+    conventions: the ends ``low - 1`` and ``high`` at ``q`` 0 and 1 (swapped for ``isf``), NaN for ``q`` outside [0, 1]
+    or invalid parameters.  From the family's own ``probability`` (cdf or sf, as ``k -> value`` of counts), so ``cdf
+    (ppf(q)) >= q`` holds for tensorlib's values; ``guess(q, *params, upper)``, within one of the answer, is corrected
+    by two tests, else ``_first_count`` searches.  A step function of ``q`` and the parameters: its gradient is zero
+    (JAX's rule for integer-valued results; SciPy's value is not differentiable)."""
+    upper = m == "isf"
+    w, stop = _math_ops.where, _math_ops.stop_gradient
+
+    def run(q, *args, **kwargs):
+        dtype, (q, *params, loc) = _bound(f"{name}.{m}", "q", q, shapes, {"loc": 0.0}, args, kwargs)
+        q, loc, params = stop(q), stop(loc), [stop(p) for p in params]
+        ok = valid(*params)
+        qs = w(_all(q > 0, q < 1), q, 0.5)
+        first, last = low - 1.0, w(ok, high(*params), 0.0)
+
+        def reached(k):
+            value = probability(k, *params)
+            return value <= qs if upper else value >= qs
+
+        if guess is None:
+            start = _math_ops.zeros_like(qs + w(ok, 0.0, 0.0))
+            k = _first_count(reached, low, last, start)
+        else:
+            g = _math_ops.minimum(_math_ops.maximum(guess(qs, *params, upper), low), last)
+            k = w(_all(g > low, reached(g - 1.0)), g - 1.0, w(reached(g), g, g + 1.0))
+        at_zero, at_one = (last, first) if upper else (first, last)
+        k = w(_math_ops.equal(q, 0.0), at_zero, w(_math_ops.equal(q, 1.0), at_one, k))
+        k = w(_all(q >= 0, q <= 1), k, _math.nan)
+        return _narrowed(w(ok, k + loc, _math.nan), dtype)
+
+    run.__name__ = run.__qualname__ = f"{name}_{m}"
+    run.__doc__ = f"""SciPy's ``{name}.{m}``: the smallest count ``k`` with ``{"sf(k) <= q" if upper else "cdf(k) >= q"}``; zero
+    gradient.
+
+    >>> import tensorlib as tl
+    >>> float(tl.stats.poisson.{m}(0.5, 3.0))
+    3.0
+    """
+    return run
+
+
+def _count_intervals(ppf) -> dict:
+    """``median`` (``ppf(0.5)``) and ``interval(confidence)``, ``(ppf((1 - c) / 2), ppf((1 + c) / 2))``, SciPy's; NaN for
+    a confidence outside [0, 1] (SciPy raises there; a tensor's values are not read, so that traced calls agree)."""
+    name = ppf.__name__.rsplit("_", 1)[0]
+
+    def median(*args, **kwargs):
+        return ppf(0.5, *args, **kwargs)
+
+    def interval(confidence, *args, **kwargs):
+        if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
+            inside = 0 <= confidence <= 1
+            low, high = ((1 - confidence) / 2, (1 + confidence) / 2) if inside else (_math.nan, _math.nan)
+        else:
+            from .ops.creation import tensor
+
+            c = confidence if isinstance(confidence, Tensor) else tensor(confidence)
+            inside = _all(c >= 0, c <= 1)
+            low = _math_ops.where(inside, (1.0 - c) * 0.5, _math.nan)
+            high = _math_ops.where(inside, (1.0 + c) * 0.5, _math.nan)
+        return ppf(low, *args, **kwargs), ppf(high, *args, **kwargs)
+
+    median.__name__ = median.__qualname__ = f"{name}_median"
+    interval.__name__ = interval.__qualname__ = f"{name}_interval"
+    return {"median": median, "interval": interval}
+
+
+def _count_summaries(name, shapes, valid, moments, entropy=None) -> dict:
+    """``mean``, ``var``, ``std``, ``stats(moments=)`` (SciPy's order m, v, s, k; the kurtosis is the excess) and
+    ``entropy`` (where ``entropy`` is given) of a count family, from ``moments(*params) -> (mean, var, skew, kurt)``,
+    NaN for invalid parameters; differentiable in the continuous parameters (they are formulas in tensorlib ops)."""
+    w = _math_ops.where
+
+    def parameters(m, args, kwargs):
+        dtype, (*params, loc) = _bound(f"{name}.{m}", None, None, shapes, {"loc": 0.0}, args, kwargs)
+        return dtype, params, loc
+
+    def summary(m, index):
+        def run(*args, **kwargs):
+            dtype, params, loc = parameters(m, args, kwargs)
+            values = moments(*params)
+            value = values[0] + loc if index == 0 else _math_ops.sqrt(values[1]) if index == "std" else values[index]
+            return _narrowed(w(valid(*params), value, _math.nan), dtype)
+
+        run.__name__ = run.__qualname__ = f"{name}_{m}"
+        run.__doc__ = f"SciPy's ``{name}.{m}`` of the parameters (``loc`` too), differentiable in the continuous ones."
+        return run
+
+    def stats(*args, moments="mv", **kwargs):
+        """SciPy's ``stats``: the mean, variance, skewness and excess kurtosis named by ``moments`` (letters of ``mvsk``),
+        in that order; one Tensor for one letter.
+
+        >>> import tensorlib as tl
+        >>> [float(v) for v in tl.stats.poisson.stats(4.0, moments="mvsk")]
+        [4.0, 4.0, 0.5, 0.25]
+        """
+        if not isinstance(moments, str) or not moments or set(moments) - set("mvsk"):
+            raise ValueError(f"{name}.stats: moments must be letters of 'mvsk', got {moments!r}")
+        out = tuple(
+            summary(m, i)(*args, **kwargs) for i, m in enumerate(("mean", "var", "skew", "kurt")) if m[0] in moments
+        )
+        return out[0] if len(out) == 1 else out
+
+    stats.__name__ = stats.__qualname__ = f"{name}_stats"
+    methods = {"mean": summary("mean", 0), "var": summary("var", 1), "std": summary("std", "std"), "stats": stats}
+    if entropy is not None:
+
+        def entropy_(*args, **kwargs):
+            dtype, params, _ = parameters("entropy", args, kwargs)
+            return _narrowed(w(valid(*params), entropy(*params), _math.nan), dtype)
+
+        entropy_.__name__ = entropy_.__qualname__ = f"{name}_entropy"
+        methods["entropy"] = entropy_
+    return methods
 
 
 def _p_at_an_end(p) -> Tensor:
@@ -1907,6 +2065,38 @@ def _geom_tail(k, p, method) -> Tensor:
     return w(big, _math_ops.log1p(-power), _nn.log1mexp(-k * log_q))
 
 
+def _binomial_moments(n, p):
+    """Mean, variance, skewness and excess kurtosis of Binomial(n, p), SciPy's formulas (the skewness as ``1 / sd - 2 p /
+    sd``: NaN, not -inf, where the variance is 0)."""
+    variance = n * p * (1.0 - p)
+    sd = _math_ops.sqrt(variance)
+    return n * p, variance, 1.0 / sd - 2.0 * p / sd, 1.0 / variance - 6.0 / n
+
+
+def _betabinom_moments(n, a, b):
+    """Mean, variance, skewness and excess kurtosis of BetaBinomial(n, a, b), SciPy's formulas."""
+    total = a + b
+    e_p = a / total
+    e_q = 1.0 - e_p
+    variance = n * (total + n) * e_p * e_q / (total + 1.0)
+    skew = (total + 2.0 * n) * (b - a) / ((total + 2.0) * total) / _math_ops.sqrt(variance)
+    kurt = (
+        total * (total - 1.0 + 6.0 * n)
+        + 3.0 * a * b * (n - 2.0)
+        + 6.0 * n * n
+        - 3.0 * e_p * b * n * (6.0 - n)
+        - 18.0 * e_p * e_q * n * n
+    ) * (total * total * (1.0 + total)) / (n * a * b * (total + 2.0) * (total + 3.0) * (total + n)) - 3.0
+    return n * e_p, variance, skew, kurt
+
+
+def _geom_guess(q, p, upper):
+    """geom's quantile (``upper``: the inverse sf) within one: ``(1 - p)**k`` is the sf, so ``k = log(sf) /
+    log1p(-p)`` rounded up (SciPy's ppf), from ``log q`` for the isf (exact for a tiny ``q``, where ``1 - q`` rounds)."""
+    log_sf = _math_ops.log(q) if upper else _math_ops.log1p(-q)
+    return _elementwise.ceil(log_sf / _math_ops.log1p(-p))
+
+
 def _is_count(n) -> Tensor:
     return _all(n >= 0, _math_ops.equal(n, _math_ops.floor(n)), n < _math.inf)
 
@@ -1927,6 +2117,7 @@ binom = _counts(
     logsf=lambda k, n, p: _log_betainc(k + 1.0, _math_ops.maximum(n - k, 1.0), p),
     ends=lambda n, p: _p_at_an_end(p),
     power_form=lambda k, n, p: _binomial_power_form(k, n, p),
+    moments=lambda n, p: _binomial_moments(n, p),
 )
 betabinom = _counts(
     "betabinom",
@@ -1937,6 +2128,7 @@ betabinom = _counts(
     logpmf=lambda k, n, a, b: (
         -_math_ops.log(n + 1.0) - _sp.betaln(n - k + 1.0, k + 1.0) + _sp.betaln(k + a, n - k + b) - _sp.betaln(a, b)
     ),
+    moments=lambda n, a, b: _betabinom_moments(n, a, b),
 )
 bernoulli = _counts(
     "bernoulli",
@@ -1949,6 +2141,9 @@ bernoulli = _counts(
     sf=lambda k, p: p + 0.0 * k,
     ends=_p_at_an_end,
     power_form=lambda k, p: p**k * (1.0 - p) ** (1.0 - k),
+    moments=lambda p: _binomial_moments(1.0, p),
+    entropy=lambda p: _sp.entr(p) + _sp.entr(1.0 - p),
+    guess=lambda q, p, upper: _math_ops.cast(q < p if upper else q > 1.0 - p, _float64),
 )
 geom = _counts(
     "geom",
@@ -1963,6 +2158,15 @@ geom = _counts(
     low=1.0,
     ends=lambda p: p == 1.0,
     power_form=lambda k, p: (1.0 - p) ** (k - 1.0) * p,
+    moments=lambda p: (
+        1.0 / p,
+        (1.0 - p) / (p * p),
+        (2.0 - p) / _math_ops.sqrt(1.0 - p),
+        (p * p - 6.0 * p + 6.0) / (1.0 - p),
+    ),
+    # -log p - (1 - p) log(1 - p) / p; 0 at p = 1 (SciPy's formula reads 0 * -inf there: NaN)
+    entropy=lambda p: 0.0 - _math_ops.log(p) - _sp.xlog1py(1.0 - p, -p) / p,
+    guess=_geom_guess,
 )
 nbinom = _counts(
     "nbinom",
@@ -1980,6 +2184,50 @@ nbinom = _counts(
     power_form=lambda k, n, p: (
         _math_ops.exp(_sp.gammaln(n + k) - _sp.gammaln(k + 1.0) - _sp.gammaln(n)) * p**n * (1.0 - p) ** k
     ),
+    moments=lambda n, p: (
+        n * (1.0 - p) / p,
+        n * (1.0 - p) / (p * p),
+        (2.0 - p) / _math_ops.sqrt(n * (1.0 - p)),
+        6.0 / n + p * p / (n * (1.0 - p)),
+    ),
+)
+
+
+# ------------------------------------------------------------------ poisson (its methods above, the summaries)
+def _poisson_probability(k, mu, upper):
+    """P(K <= k) (P(K > k) if ``upper``) at float64 tensors, for the quantile search: ``k`` below 0 too."""
+    below = k < 0
+    count = _math_ops.floor(_math_ops.where(below, 0.0, k)) + 1.0
+    value = _sp.gammainc(count, mu) if upper else _sp.gammaincc(count, mu)
+    return _math_ops.where(below, 1.0 if upper else 0.0, value)
+
+
+def _poisson_valid(mu) -> Tensor:
+    return mu >= 0
+
+
+_poisson_quantiles = {
+    m: _count_quantile(
+        "poisson",
+        m,
+        ("mu",),
+        _poisson_valid,
+        0.0,
+        lambda mu: _math.inf,
+        lambda k, mu, upper=(m == "isf"): _poisson_probability(k, mu, upper),
+    )
+    for m in ("ppf", "isf")
+}
+poisson = SimpleNamespace(
+    logpmf=_poisson_logpmf,
+    pmf=lambda k, mu: _math_ops.exp(_poisson_logpmf(k, mu)),
+    cdf=_poisson_cdf,
+    sf=_poisson_sf,
+    logcdf=lambda k, mu: _poisson_tail("poisson.logcdf", k, mu, upper=False, log=True),
+    logsf=lambda k, mu: _poisson_tail("poisson.logsf", k, mu, upper=True, log=True),
+    **_poisson_quantiles,
+    **_count_intervals(_poisson_quantiles["ppf"]),
+    **_count_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
 )
 
 __all__ = [
