@@ -19,7 +19,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .backends import base as _backends
-from .tensor import Node, Tensor, TensorSpec, Variable, _ids, make
+from .tensor import Node, Tensor, TensorSpec, Variable, _ids, make, scopes
 
 
 class State:
@@ -530,7 +530,7 @@ def record(op, inputs, outputs, attrs, read=None):
             else:
                 ins = inputs
             outs = outputs if outputs.__class__ is tuple else (outputs,)
-            node = Node(op, ins, outs, attrs, None if op.has_gradient else user_site())
+            node = Node(op, ins, outs, attrs, None if op.has_gradient else user_site(), "forward", scopes.get())
         if has_variable:
             for t in inputs:
                 if isinstance(t, Variable):
