@@ -180,7 +180,7 @@ def _sample(dtype, reverse=False):
 
 def _numpy_in_tensorlibs_rule(name, arrays):
     """NumPy's result, under tensorlib's documented deviations: bools going into a float-valued function are
-    read as float64, not NumPy's float16 (docs/architecture.md); int8/int16 results are held in int32; the
+    read as float64, not NumPy's float16 (docs/architecture.md); int8/int16/uint8 results are held in int32; the
     conjugate of a bool is that bool (NumPy makes it int8)."""
     with np.errstate(all="ignore"):
         expected = getattr(np, name)(*arrays)
@@ -192,7 +192,7 @@ def _numpy_in_tensorlibs_rule(name, arrays):
             return _numpy_in_tensorlibs_rule(name, as_float64)
     if name in ("conj", "conjugate") and arrays[0].dtype == bool:
         return arrays[0]
-    if first.dtype in (np.int8, np.int16):
+    if first.dtype in (np.int8, np.int16, np.uint8):  # (bitwise_count's uint8)
         return tuple(e.astype(np.int32) for e in expected) if isinstance(expected, tuple) else expected.astype(np.int32)
     return expected
 
