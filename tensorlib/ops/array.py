@@ -826,7 +826,8 @@ def moveaxis(x, source, destination) -> Tensor:
 
 def ravel(x, order: str = "C") -> Tensor:
     """The elements as a 1-d tensor (``numpy.ravel``; values are immutable, so never a view); ``order="F"``
-    lists them with the first index fastest.
+    lists them with the first index fastest.  ``"A"`` and ``"K"`` are C's order for a Tensor, which has no memory
+    layout; for a NumPy array NumPy's: F's where it is Fortran-contiguous (``"A"``), its memory order (``"K"``).
 
     >>> import tensorlib as tl
     >>> tl.tensor([[1, 2], [3, 4]]).ravel().numpy().tolist()
@@ -834,7 +835,9 @@ def ravel(x, order: str = "C") -> Tensor:
     >>> tl.ravel(tl.tensor([[1, 2], [3, 4]]), order="F").numpy().tolist()
     [1, 3, 2, 4]
     """
-    if shape_ops.fortran_order(order, "ravel", ("C", "F", "A", "K")):
+    if order == "K" and isinstance(x, np.ndarray):  # memory order: the axes by decreasing stride
+        return shape_ops.reshape(shape_ops.transpose(x, np.argsort([-abs(s) for s in x.strides], kind="stable")), (-1,))
+    if shape_ops.fortran_order(order, "ravel", ("C", "F", "A", "K"), x):
         x = shape_ops.transpose(x)
     return shape_ops.reshape(x, (-1,))
 
