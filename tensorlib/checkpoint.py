@@ -257,7 +257,11 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
     # An optimizer's learning rate is optional both ways: files written before it was saved have none, and
     # one with a schedule (or the caller's rate Variable) keeps that and ignores the file's.  Its other
     # hyperparameters may be missing from a file written before they were saved.
-    rates = {f"{prefix}.learning_rate" if prefix else "learning_rate" for prefix in optimizers}
+    rates = {
+        f"{prefix}.{rate}" if prefix else rate
+        for prefix, opt in optimizers.items()
+        for rate in ["learning_rate", *(f"param_groups.{i}.learning_rate" for i in range(1, len(opt._groups)))]
+    }
     heads = tuple(f"{prefix}.hyperparameters." if prefix else "hyperparameters." for prefix in optimizers)
     # A shared (tied) Variable is named at every path, but a file that gives it under one of them (saved once, as
     # safetensors.torch.save_model keeps one name of tied weights) gives its value: its other names are not missing.
@@ -314,7 +318,9 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         raise
     for prefix, opt in optimizers.items():
         head = f"{prefix}." if prefix else ""
-        if any(name.startswith(head) for name in arrays):  # the state holds this optimizer's: nothing stays stale
+        # A state of its training (its step counter or slots) leaves no slot stale; one of settings alone (a
+        # learning rate, hyperparameters, loaded with strict=False) leaves the slots alone.
+        if f"{head}iterations" in arrays or any(name.startswith(f"{head}slots.") for name in arrays):
             opt._state_loaded(f"{head}slots.", arrays)
     for opt, slots in restore:
         opt._restore_slots(slots)
@@ -331,13 +337,12 @@ def _refused_by_optimizers(arrays: dict, optimizers: dict, where: str) -> list:
     problems = []
     for prefix, opt in optimizers.items():
         head = f"{prefix}." if prefix else ""
-        settings = f"{head}hyperparameters."
-        given = {n[len(settings) :]: a for n, a in arrays.items() if n.startswith(settings) and a is not None}
-        problems += [f"{(settings + name)!r} in {where}: {why}" for name, why in opt._refused_settings(given).items()]
-        counters = {n for n, kind in opt._slot_kinds().items() if kind == "counter"}
+        given = {n[len(head) :]: a for n, a in arrays.items() if n.startswith(head)}
+        problems += [f"{(head + name)!r} in {where}: {why}" for name, why in opt._refused_settings(given).items()]
+        counters = {n for n, kind in opt._slot_kinds_in({})[0].items() if kind == "counter"}
         for name, a in arrays.items():
             rest = name[len(head) :] if name.startswith(head) else None
-            if rest == "learning_rate":
+            if rest == "learning_rate" or (rest or "").startswith("param_groups.") and rest.endswith(".learning_rate"):
                 what = "learning rate"
             elif rest == "iterations" or (rest or "").startswith("slots.") and rest.rpartition(".")[2] in counters:
                 what = "step counter"
@@ -367,10 +372,10 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
     names, restore, problems, missing, unused = set(), [], [], [], set()
     for prefix, opt in optimizers.items():
         head = f"{prefix}.slots." if prefix else "slots."
-        settings = f"{prefix}.hyperparameters." if prefix else "hyperparameters."
-        kinds = opt._slot_kinds_from({n[len(settings) :]: a for n, a in arrays.items() if n.startswith(settings)})
+        state = f"{prefix}." if prefix else ""
+        kinds, kinds_of = opt._slot_kinds_in({n[len(state) :]: a for n, a in arrays.items() if n.startswith(state)})
         built = {key: slots for key, _, slots in opt._slots.values()}
-        unused |= {f"{head}{key}.{slot}" for key, slots in built.items() for slot in slots if slot not in kinds}
+        unused |= {f"{head}{key}.{slot}" for key, slots in built.items() for slot in slots if slot not in kinds_of(key)}
         found = {}
         for name, a in arrays.items():
             key, _, slot = name[len(head) :].rpartition(".")
@@ -388,7 +393,7 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
         missing += [
             f"{head}{key}.{slot}"
             for key, slots in found.items()
-            for slot in kinds
+            for slot in kinds_of(key)
             if slot not in slots and slot not in built.get(key, ())
         ]
         in_file = {name[len(head) :].rpartition(".")[0] for name in arrays if name.startswith(head)}
@@ -396,7 +401,7 @@ def _slots_not_built(arrays: dict, named: dict, optimizers: dict) -> tuple:
             f"{head}{key}.{slot}"
             for key, slots in built.items()
             if key in in_file and key not in found
-            for slot in kinds
+            for slot in kinds_of(key)
             if slot not in slots
         ]
         if found:

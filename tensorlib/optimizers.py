@@ -9,6 +9,11 @@ Adam's moments) lives in Variables, so a step traced by ``tl.function``
 updates it like an eager step does; a schedule is written in tensorlib ops on
 the step counter for the same reason.
 
+An optimizer also takes ``torch.optim``'s form: the parameters first (a Module,
+Variables, or a list of parameter-group dicts with settings of their own) and
+torch's argument names (``lr``, ``betas``, ``eps``, RMSprop's ``alpha``);
+``opt.param_groups`` and ``opt.add_param_group`` are torch's.
+
 >>> import tensorlib as tl
 >>> w = tl.Variable([1.0, -2.0])
 >>> opt = tl.optimizers.SGD(learning_rate=0.1)
@@ -21,6 +26,7 @@ the step counter for the same reason.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import itertools
@@ -37,10 +43,12 @@ from .ops import elementwise as _elementwise
 from .ops import math as _math_ops
 from .ops import reduce as _reduce_ops
 from .module import Module
+from ._param_groups import ParamGroup, canonical, group_dicts, settable, taking_params
 from .tensor import Tensor, Variable
 
 __all__ = [
     "Optimizer",
+    "ParamGroup",
     "SGD",
     "Adam",
     "AdamW",
@@ -52,6 +60,11 @@ __all__ = [
     "Adadelta",
     "Lion",
     "StepDecay",
+    "MultiStepDecay",
+    "LinearSchedule",
+    "LambdaSchedule",
+    "SequentialSchedule",
+    "ChainedSchedule",
     "CosineDecay",
     "Warmup",
     "ExponentialDecay",
@@ -301,7 +314,9 @@ class StepDecay:
 class CosineDecay:
     """From ``initial`` down to ``alpha * initial`` along half a cosine over ``decay_steps``, then constant.
 
-    ``lr(t) = initial * (alpha + (1 - alpha) * (1 + cos(pi * min(t, T) / T)) / 2)``.
+    ``lr(t) = initial * (alpha + (1 - alpha) * (1 + cos(pi * min(t, T) / T)) / 2)`` (Keras' ``CosineDecay``;
+    PyTorch's ``CosineAnnealingLR(T_max=T, eta_min=alpha * initial)`` up to ``T``, past which torch's rate rises
+    again along the cosine).
 
     >>> import tensorlib as tl
     >>> s = tl.optimizers.CosineDecay(1.0, decay_steps=100)
@@ -554,6 +569,140 @@ class OneCycle:
         return rate
 
 
+class MultiStepDecay:
+    """``initial * gamma ** (the number of milestones <= step)`` (PyTorch's ``MultiStepLR``: the rate changes at
+    each milestone itself; a milestone given twice counts twice, as there).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.MultiStepDecay(1.0, milestones=[2, 5], gamma=0.5)
+    >>> [float(s(t)) for t in (0, 1, 2, 4, 5, 100)]
+    [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, initial: float, milestones, gamma: float = 0.1):
+        who = "MultiStepDecay"
+        self.initial, self.gamma = _non_negative(initial, who, "initial"), _non_negative(gamma, who, "gamma")
+        self.milestones = sorted(_count(m, who, f"milestones[{i}]") for i, m in enumerate(milestones))
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        passed = _math_ops.cast(t * 0.0, _dt.float64)
+        for milestone in self.milestones:
+            passed = passed + _math_ops.cast(t >= milestone, _dt.float64)
+        return self.initial * _math_ops.power(self.gamma, passed)
+
+
+class LinearSchedule:
+    """``initial`` times a factor going linearly from ``start_factor`` to ``end_factor`` over ``total_steps``,
+    then ``end_factor`` (PyTorch's ``LinearLR``: a warm-up with ``start_factor < 1``, a decay with
+    ``end_factor < 1``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.LinearSchedule(1.0, start_factor=0.25, total_steps=3)
+    >>> [float(s(t)) for t in (0, 1, 2, 3, 10)]
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, initial: float, start_factor: float = 1.0 / 3.0, end_factor: float = 1.0, total_steps: int = 5):
+        who = "LinearSchedule"
+        self.initial, self.total_steps = (
+            _non_negative(initial, who, "initial"),
+            _whole_steps(total_steps, who, "total_steps"),
+        )
+        self.start_factor = _non_negative(start_factor, who, "start_factor")
+        self.end_factor = _non_negative(end_factor, who, "end_factor")
+        if self.start_factor == 0.0:  # torch.optim refuses it too: start_factor in (0, 1]
+            raise ValueError(f"{who}: start_factor must be > 0, got {start_factor!r}")
+
+    def __call__(self, step) -> Tensor:
+        progress = _math_ops.minimum(_as_step(step), float(self.total_steps)) / self.total_steps
+        return self.initial * (self.start_factor + (self.end_factor - self.start_factor) * progress)
+
+
+class LambdaSchedule:
+    """``initial * factor(step)`` (PyTorch's ``LambdaLR``), ``factor`` called with the step as a 0-d float64 tensor,
+    so that a traced step reads it at every call: write it in tensor arithmetic (``lambda t: 0.95 ** t``;
+    ``tl.minimum``/``tl.where`` for a branch, not Python's ``min`` or ``if``).
+
+    >>> import tensorlib as tl
+    >>> s = tl.optimizers.LambdaSchedule(0.1, lambda t: 0.5 ** t)
+    >>> [round(float(s(t)), 6) for t in (0, 1, 3)]
+    [0.1, 0.05, 0.0125]
+    """
+
+    def __init__(self, initial: float, factor):
+        if not callable(factor):
+            raise TypeError(f"LambdaSchedule: factor must be a callable of the step, got {type(factor).__name__}")
+        self.initial, self.factor = _non_negative(initial, "LambdaSchedule", "initial"), factor
+
+    def __call__(self, step) -> Tensor:
+        return self.initial * _lr_at(self.factor, _as_step(step))
+
+
+class SequentialSchedule:
+    """``schedules[0]`` until ``milestones[0]``, then ``schedules[1]`` from its own step 0, and so on (PyTorch's
+    ``SequentialLR``: each schedule starts over at its milestone).
+
+    >>> import tensorlib as tl
+    >>> warmup = tl.optimizers.LinearSchedule(1.0, start_factor=0.5, total_steps=2)
+    >>> decay = tl.optimizers.ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)
+    >>> s = tl.optimizers.SequentialSchedule([warmup, decay], milestones=[2])
+    >>> [float(s(t)) for t in (0, 1, 2, 3, 4)]
+    [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, schedules, milestones):
+        who = "SequentialSchedule"
+        self.schedules = [_schedule_of(s) if callable(s) else _non_negative(s, who, "schedules[i]") for s in schedules]
+        self.milestones = [_count(m, who, f"milestones[{i}]") for i, m in enumerate(milestones)]
+        if len(self.milestones) != len(self.schedules) - 1 or any(
+            b <= a for a, b in zip(self.milestones, self.milestones[1:])
+        ):
+            raise ValueError(
+                f"{who}: needs increasing milestones, one fewer than schedules; got {len(self.schedules)} schedules "
+                f"and milestones {list(milestones)}"
+            )
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        rate = _lr_at(self.schedules[0], t)
+        for milestone, schedule in zip(self.milestones, self.schedules[1:]):
+            rate = _math_ops.where(t >= milestone, _lr_at(schedule, _math_ops.maximum(t - milestone, 0.0)), rate)
+        return rate
+
+
+class ChainedSchedule:
+    """The schedules' factors multiplied: ``initial * prod(s(step) / initial)``, for schedules of one ``initial``
+    (PyTorch's ``ChainedScheduler`` of multiplicative schedulers, ``LinearLR``, ``ExponentialLR``, ``StepLR``,
+    ``MultiStepLR``, ``ConstantLR``, ``LambdaLR``: each scales the rate the one before it set).
+
+    >>> import tensorlib as tl
+    >>> warmup = tl.optimizers.LinearSchedule(1.0, start_factor=0.5, total_steps=2)
+    >>> decay = tl.optimizers.ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)
+    >>> s = tl.optimizers.ChainedSchedule([warmup, decay])
+    >>> [float(s(t)) for t in (0, 1, 2, 3)]
+    [0.5, 0.375, 0.25, 0.125]
+    """
+
+    def __init__(self, schedules):
+        who = "ChainedSchedule"
+        self.schedules = list(schedules)
+        initials = {getattr(s, "initial", None) for s in self.schedules}
+        if not self.schedules or None in initials or len(initials) != 1:
+            raise ValueError(
+                f"{who}: needs schedules with one initial rate (each has `initial`, as the base rate torch's "
+                f"schedulers share), got {[getattr(s, 'initial', type(s).__name__) for s in self.schedules]}"
+            )
+        (self.initial,) = initials
+
+    def __call__(self, step) -> Tensor:
+        t = _as_step(step)
+        rate = _lr_at(self.schedules[0], t)
+        for schedule in self.schedules[1:]:
+            rate = rate * (_lr_at(schedule, t) / self.initial) if self.initial else rate * 0.0
+        return rate
+
+
 class ReduceLROnPlateau:
     """Scale an optimizer's constant learning rate by ``factor`` when a metric has stopped improving for more than
     ``patience`` calls of :meth:`step` (PyTorch's ``ReduceLROnPlateau``, same arguments and rules; Keras' callback
@@ -633,8 +782,13 @@ class ReduceLROnPlateau:
             )
         value = float(metric.numpy()) if isinstance(metric, Tensor) else _number(metric, who, "metric")
         optimizer = self.optimizer
-        if optimizer._schedule is not None:
-            raise TypeError(f"{who}: the optimizer's learning rate is a schedule; only a constant rate is reduced")
+        for index in range(len(optimizer._groups)):
+            with optimizer._using(index):
+                if optimizer._schedule is not None:
+                    group = f" (parameter group {index})" if index else ""
+                    raise TypeError(
+                        f"{who}: the optimizer's learning rate is a schedule{group}; only a constant rate is reduced"
+                    )
         state = {name: v.numpy().item() for name, v in self._state.items()}
         state["steps"] += 1
         if self._better(value, state["best"]):
@@ -645,13 +799,15 @@ class ReduceLROnPlateau:
             state["cooldown_counter"] -= 1
             state["num_bad_steps"] = 0
         if state["num_bad_steps"] > self.patience:
-            old = optimizer.learning_rate
-            new = max(old * self.factor, self.min_lr)
-            if old - new > self.eps:
-                if optimizer._lr is optimizer._own_lr:
-                    optimizer.learning_rate = new
-                else:  # the caller's rate Variable: assigned, as torch sets its param group's "lr"
-                    optimizer._lr.assign(np.asarray(new, optimizer._lr.dtype.name))
+            for index in range(len(optimizer._groups)):  # every group's rate, as torch's reduces each group's
+                with optimizer._using(index):
+                    old = optimizer.learning_rate
+                    new = max(old * self.factor, self.min_lr)
+                    if old - new > self.eps:
+                        if optimizer._lr is optimizer._own_lr:
+                            optimizer.learning_rate = new
+                        else:  # the caller's rate Variable: assigned, as torch sets its param group's "lr"
+                            optimizer._lr.assign(np.asarray(new, optimizer._lr.dtype.name))
             state["cooldown_counter"], state["num_bad_steps"] = self.cooldown, 0
         for name, v in self._state.items():
             v.assign(np.asarray(state[name], v.dtype.name))
@@ -943,7 +1099,7 @@ class Optimizer:
     _counter_names: tuple = ()  # per-variable int64 step counters (0-d), beside the variable-shaped slots
     _scalar_names: tuple = ()  # per-variable 0-d float64 state (NAdam's product of momentum coefficients)
     _hyperparameters: tuple = ()  # numbers of the update rule held in Variables (see _Hyperparameter)
-    _ranges: dict = {}  # a hyperparameter's range (a key of _RANGES) where it is not ">= 0"
+    _ranges: tuple = ()  # (hyperparameter, its range: a key of _RANGES) where it is not ">= 0"
     _flag_names: tuple = ()  # flags that pick the rule's ops (amsgrad, nesterov, ...), held as bool Variables
     maximize = _Hyperparameter("maximize", flag=True)  # every optimizer's (torch.optim's maximize)
 
@@ -955,6 +1111,9 @@ class Optimizer:
         for name in cls._flag_names:
             if not isinstance(getattr(cls, name, None), _Hyperparameter):
                 setattr(cls, name, _Hyperparameter(name, flag=True))
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_takes_params", False):  # torch's form: Adam(params, lr=...)
+            cls.__init__ = taking_params(init)
 
     def __init__(
         self,
@@ -984,6 +1143,131 @@ class Optimizer:
         self._restored: dict = {}  # slot key -> {slot name: Variable}: loaded before the variable was first seen
         self._split: set = set()  # paths two variables of other names came at: keyed "path/name" since
         self._built = None  # the structure given to build: what apply(grads) updates
+        # Parameter groups (torch.optim's param_groups): group 0's settings are the optimizer's own attributes,
+        # another group's are swapped in while it is used (_using).  Group 0's params None: every variable not in
+        # another group (an optimizer made without parameters, Keras' way).
+        self._groups: list = [{"params": None, "state": None}]
+        self._group_of: dict = {}  # variable id -> its group's index
+
+    # The attributes that hold one group's settings (swapped in by _using).
+    _GROUP_STATE = ("_hyper_values", "_hypers", "_lr", "_own_lr", "_schedule", "_lr_key")
+
+    @contextlib.contextmanager
+    def _using(self, index: int):
+        """Within: the optimizer's settings are group ``index``'s (its rate, hyperparameters and flags)."""
+        if index == 0:
+            yield
+            return
+        group, own = self._groups[index], {k: self.__dict__.get(k) for k in self._GROUP_STATE}
+        self.__dict__.update(group["state"])
+        try:
+            yield
+        finally:
+            group["state"] = {k: self.__dict__.get(k) for k in self._GROUP_STATE}
+            self.__dict__.update(own)
+
+    def _settings(self) -> dict:
+        """The settings of the group in use, as a group dict gives them (a schedule as itself)."""
+        names = settable(type(self))
+        return {
+            name: getattr(self, name)
+            for name in names
+            if name in self.__dict__.get("_hyper_values", ()) or name == "learning_rate"
+        }
+
+    @property
+    def param_groups(self) -> list:
+        """The parameter groups, as ``torch.optim``'s: live views (:class:`ParamGroup`) whose
+        ``"lr"``, hyperparameters and flags are read and set by name, each used from the next step on.
+
+        Group 0's settings are the optimizer's own (``opt.learning_rate`` is ``param_groups[0]["lr"]``).  An
+        optimizer made without parameters (Keras' way) has one group, of every variable it has updated.
+
+        >>> import tensorlib as tl
+        >>> a, b = tl.Variable([1.0]), tl.Variable([2.0])
+        >>> opt = tl.optimizers.Adam([{"params": [a]}, {"params": [b], "weight_decay": 0.1}], lr=0.01)
+        >>> [(g["lr"], g["weight_decay"], len(g["params"])) for g in opt.param_groups]
+        [(0.01, 0.0, 1), (0.01, 0.1, 1)]
+        """
+        return [ParamGroup(self, i) for i in range(len(self._groups))]
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group (``torch.optim``'s ``add_param_group``): ``{"params": variables, setting: value, ...}``; the
+        settings it leaves out are the constructor's.  A variable already in a group is a ValueError.
+
+        >>> import tensorlib as tl
+        >>> opt = tl.optimizers.SGD([tl.Variable([1.0])], lr=0.1)
+        >>> w = tl.Variable([1.0])
+        >>> opt.add_param_group({"params": [w], "lr": 0.5})
+        >>> opt.apply([tl.tensor([1.0])], [w])
+        >>> float(w[0])
+        0.5
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(
+                f"{type(self).__name__}.add_param_group: a group is a dict with 'params', got {type(param_group).__name__}"
+            )
+        self._add_groups([param_group], f"{type(self).__name__}.add_param_group")
+
+    def _add_groups(self, params, who: str | None = None) -> None:
+        """Add the groups of ``params`` (torch's first argument); from the constructor, the first is group 0."""
+        from_constructor = who is None
+        who = who or type(self).__name__
+        groups = group_dicts(params, who)
+        allowed = set(settable(type(self)))
+        owner, settings = dict(self._group_of), []
+        if self._groups[0]["params"] is None and not from_constructor:  # implicit group 0: the variables it updated
+            owner.update({vid: 0 for vid in self._slots if vid not in owner})
+        first = 0 if from_constructor else len(self._groups)  # the index the first of these groups gets
+        for n, group in enumerate(groups):
+            _check_float([(None, None, var) for var in group["params"]], who)
+            for var in group["params"]:
+                if var._id in owner:
+                    raise ValueError(
+                        f"{who}: variable {var.name!r} {var.shape} is in parameter groups {owner[var._id]} and "
+                        f"{first + n}; a variable belongs to one group"
+                    )
+                owner[var._id] = first + n
+            settings.append(canonical(type(self), {k: value for k, value in group.items() if k != "params"}, who))
+            unknown = set(settings[-1]) - allowed
+            if unknown:
+                raise TypeError(f"{who}: a parameter group of {type(self).__name__} has no setting {sorted(unknown)}")
+        for n, (group, given) in enumerate(zip(groups, settings)):
+            if from_constructor and n == 0:
+                index = 0
+            else:
+                index = len(self._groups)
+                empty = {k: None for k in self._GROUP_STATE}
+                self._groups.append({"params": None, "state": {**empty, "_hyper_values": {}, "_hypers": {}}})
+                given = {**self.__dict__.get("_defaults", {}), **given}
+            try:
+                with self._using(index):
+                    for name, value in given.items():
+                        setattr(self, name, value)
+            except BaseException:
+                if index:
+                    self._groups.pop()
+                raise
+            self._groups[index]["params"] = group["params"]
+            self._group_of.update({v._id: index for v in group["params"]})
+
+    def _group_params(self, index: int) -> list:
+        """Group ``index``'s variables (an implicit group 0: those updated so far that no other group holds)."""
+        params = self._groups[index]["params"]
+        if params is not None:
+            return list(params)
+        return [var for _, var, _ in self._slots.values() if var._id not in self._group_of]
+
+    def _group_index(self, var: Variable, who: str) -> int:
+        index = self._group_of.get(var._id)
+        if index is not None:
+            return index
+        if self._groups[0]["params"] is not None:
+            raise ValueError(
+                f"{who}: variable {var.name!r} {var.shape} is in no parameter group of this optimizer; add it with "
+                "add_param_group (or make the optimizer from it)"
+            )
+        return 0
 
     # PyTorch's optimizer.state_dict() / load_state_dict(state): the step counter, a constant learning rate
     # and the slots, as tl.checkpoint names them (a PyTorch user's first call had been an AttributeError).
@@ -999,6 +1283,8 @@ class Optimizer:
 
     def __setstate__(self, state: dict) -> None:
         state["_slots"] = {var._id: (key, var, slots) for key, var, slots in state["_slots"]}
+        groups = state.get("_groups", ())
+        state["_group_of"] = {v._id: i for i, g in enumerate(groups) for v in g["params"] or ()}
         self.__dict__.update(state)
 
     @property
@@ -1066,7 +1352,11 @@ class Optimizer:
             names = self._baked_names = tuple(
                 k for k, v in state.items() if k[0] != "_" and (v is None or isinstance(v, (bool, int, float)))
             )
-        return (self._lr_key, *map(state.get, names), *self._rule_switches())
+        key = (self._lr_key, *map(state.get, names), *self._rule_switches())
+        for index in range(1, len(self._groups)):  # each group's rate and the facts that pick its ops
+            with self._using(index):
+                key += (index, self._lr_key, *self._rule_switches())
+        return key
 
     def _rule_switches(self) -> tuple:
         """What the update's Python branches read from the hyperparameters: each one's sign (``if
@@ -1079,7 +1369,7 @@ class Optimizer:
         TypeError naming it ("0.9" was read as a number).  The constructor, a setting between steps and a loaded
         checkpoint all pass here (a checkpoint's ``beta_1=1.5`` or ``epsilon=-1`` had loaded silently)."""
         number = _number(value, type(self).__name__, name)
-        bounds = self._ranges.get(name, ">= 0")
+        bounds = dict(self._ranges).get(name, ">= 0")
         if not _RANGES[bounds](number):
             raise ValueError(
                 f"{type(self).__name__}: {name} must be {'>= 0' if bounds == '>= 0' else 'in ' + bounds}, got {value}"
@@ -1223,9 +1513,9 @@ class Optimizer:
         objects): keys are paths in the first ``apply``'s structure, and one of another shape
         (``apply_gradients`` of a list after ``apply`` of a model's dict) silently resumed from zero moments."""
         if not self._restored:  # (every step after the first: nothing to match)
-            return [self._slots_for(key, v) for key, _, v in pairs]
+            return [self._group_slots(key, v, who) for key, _, v in pairs]
         pending, seen = set(self._restored), set(self._slots)
-        slots = [self._slots_for(key, v) for key, _, v in pairs]
+        slots = [self._group_slots(key, v, who) for key, _, v in pairs]
         fresh = [key for vid, (key, _, _) in self._slots.items() if vid not in seen and key not in pending]
         if fresh and self._restored:
             warnings.warn(
@@ -1235,6 +1525,13 @@ class Optimizer:
                 stacklevel=3,
             )
         return slots
+
+    def _group_slots(self, key: str, var: Variable, who: str) -> dict:
+        """The slots of ``var``, made as its group's flags call for."""
+        if len(self._groups) == 1 and self._groups[0]["params"] is None:
+            return self._slots_for(key, var)
+        with self._using(self._group_index(var, who)):
+            return self._slots_for(key, var)
 
     def _restore_slots(self, restored: dict) -> None:
         """Keep ``{slot key: {slot name: array}}`` from a checkpoint, as Variables listed in ``variables``
@@ -1279,6 +1576,8 @@ class Optimizer:
         Adam's ``epsilon=1e-8`` and small squared gradients are 0, and its step was NaN or infinite.
         """
         who = f"{type(self).__name__}.apply"
+        if variables is None and self._built is None and self._groups[0]["params"] is not None:
+            variables = [v for i in range(len(self._groups)) for v in self._groups[i]["params"]]
         if variables is None:
             if self._built is None:
                 raise TypeError(
@@ -1305,12 +1604,27 @@ class Optimizer:
             self._step(pairs, slots)
 
     def _step(self, pairs: list, slots: list) -> None:
-        if self.maximize:  # ascent: the negated gradient, before weight decay joins it (torch.optim's maximize)
-            pairs = [(key, -g, v) for key, g, v in pairs]
         if self.global_clipnorm is not None or self.clipnorm is not None or self.clipvalue is not None:
             pairs = [(key, g, v) for (key, _, v), g in zip(pairs, self._clipped([g for _, g, _ in pairs]))]
         # Steps already taken (the schedule's argument), in float64 so a float64 model sees lr exactly.
         step = _math_ops.cast(self.iterations, _dt.float64)
+        if len(self._groups) == 1:
+            self._step_group(pairs, slots, step)
+        else:
+            where = [self._group_index(v, "") for _, _, v in pairs]
+            for index in sorted(set(where)):
+                with self._using(index):
+                    self._step_group(
+                        [p for p, i in zip(pairs, where) if i == index],
+                        [s for s, i in zip(slots, where) if i == index],
+                        step,
+                    )
+        self.iterations.assign_add(np.int64(1))
+
+    def _step_group(self, pairs: list, slots: list, step: Tensor) -> None:
+        """Update ``pairs`` (of the group in use) with that group's rate and hyperparameters."""
+        if self.maximize:  # ascent: the negated gradient, before weight decay joins it (torch.optim's maximize)
+            pairs = [(key, -g, v) for key, g, v in pairs]
         lr = _lr_at(self._schedule, step) if self._schedule is not None else _math_ops.cast(self._lr, _dt.float64)
         by_dtype, traced = {}, bool(current_state().modes)
         eager_hypers = None if traced else _EagerHypers(self.__dict__.get("_hyper_values", {}))
@@ -1329,7 +1643,6 @@ class Optimizer:
                 value = v if v.dtype == work else _math_ops.cast(v, work)
                 new = self._update(value, _math_ops.cast(g, work) if g.dtype != work else g, lr_v, hp, slots_v)
             v.assign(new if new.dtype == v.dtype else _math_ops.cast(new, v.dtype))
-        self.iterations.assign_add(np.int64(1))
 
     def _clipped(self, grads: list) -> list:
         """The gradients clipped by the one clipping argument set (Keras' ``_clip_gradients``)."""
@@ -1383,38 +1696,77 @@ class Optimizer:
         given by the caller, which is the caller's to save.  ``hyperparameters`` holds the numbers of the rule
         (``beta_1``, ``epsilon``, ``momentum``, ``weight_decay``, ...) and its flags (``amsgrad``, ``nesterov``,
         ``centered``, ``maximize``, ...), restored with the slots they call for, as ``torch.optim``'s
-        ``load_state_dict`` restores its param groups' (a file without them, written before they were saved,
-        loads and keeps the optimizer's own).
+        loads and keeps the optimizer's own).  Parameter groups after the first (group 0's settings are the ones
+        above) are under ``param_groups``: ``{"1": {"learning_rate": ..., "hyperparameters": {...}}, ...}``.
         """
         slots = {key: dict(named) for key, named in self._restored.items()}  # restored, not used yet
         for key, _, named in self._slots.values():
             slots[key] = {**slots.get(key, {}), **named}
-        state = {"iterations": self.iterations}
+        state = {"iterations": self.iterations, **self._group_variables()}
+        groups = {}
+        for index in range(1, len(self._groups)):
+            with self._using(index):
+                groups[str(index)] = self._group_variables()
+        if groups:
+            state["param_groups"] = groups
+        return {**state, "slots": slots}
+
+    def _group_variables(self) -> dict:
+        """The Variables of the group in use: a constant rate of its own, its hyperparameters and flags."""
+        state = {}
         if self._schedule is None and self._lr is self._own_lr:
             state["learning_rate"] = self._lr
         hypers = self.__dict__.get("_hypers")
         if hypers:
             state["hyperparameters"] = dict(hypers)
-        return {**state, "slots": slots}
+        return state
 
-    def _refused_settings(self, settings: dict) -> dict:
-        """``{name: why}`` for the numbers of a checkpoint's hyperparameters (``{name: array}``) that
-        :meth:`_checked` refuses, as the constructor and a setting would (flags' and shapes' dtypes are checked
-        with every entry's)."""
-        problems, numbers = {}, self.__dict__.get("_hyper_values", {})
-        for name, a in settings.items():
-            if isinstance(numbers.get(name), float) and np.ndim(a) == 0:
-                try:
-                    self._checked(name, np.asarray(a).item())
-                except (TypeError, ValueError) as e:
-                    problems[name] = str(e)
+    def _setting_heads(self) -> list:
+        """``[(name prefix, group index)]`` of each group's hyperparameters in :attr:`variables`' names."""
+        return [("hyperparameters.", 0)] + [
+            (f"param_groups.{i}.hyperparameters.", i) for i in range(1, len(self._groups))
+        ]
+
+    def _refused_settings(self, state: dict) -> dict:
+        """``{name: why}`` for the numbers of a checkpoint's hyperparameters (``state``: ``{name: array}``, named
+        as in :attr:`variables`) that :meth:`_checked` refuses, as the constructor and a setting would (flags' and
+        shapes' dtypes are checked with every entry's)."""
+        problems = {}
+        for head, index in self._setting_heads():
+            with self._using(index):
+                numbers = self.__dict__.get("_hyper_values", {})
+                for name, a in state.items():
+                    setting = name[len(head) :] if name.startswith(head) else None
+                    if isinstance(numbers.get(setting), float) and a is not None and np.ndim(a) == 0:
+                        try:
+                            self._checked(setting, np.asarray(a).item())
+                        except (TypeError, ValueError) as e:
+                            problems[name] = str(e)
         return problems
+
+    def _slot_kinds_in(self, state: dict) -> tuple:
+        """``(kinds, kinds_of)``: :meth:`_slot_kinds` of any group under the settings ``state`` (a checkpoint's,
+        named as in :attr:`variables`) gives, the slots a file written with other flags holds; and a function of a
+        slot key giving the kinds of that key's group (for a key of no variable seen yet, with several groups,
+        the kinds every group has)."""
+        by_group = {}
+        for head, index in self._setting_heads():
+            with self._using(index):
+                by_group[index] = self._slot_kinds_from(
+                    {n[len(head) :]: a for n, a in state.items() if n.startswith(head)}
+                )
+        kinds = {name: kind for group in by_group.values() for name, kind in group.items()}
+        common = {name: kind for name, kind in kinds.items() if all(name in g for g in by_group.values())}
+        group_of_key = {key: self._group_of.get(var._id, 0) for key, var, _ in self._slots.values()}
+        return kinds, lambda key: by_group[group_of_key[key]] if key in group_of_key else common
 
     def _hyperparameters_loaded(self) -> None:
         """After a checkpoint assigned the hyperparameters' Variables: the floats an eager step and the rule's
-        branches read take their values (set as ``opt.beta_1 = value`` sets both)."""
-        for name, held in self.__dict__.get("_hypers", {}).items():
-            setattr(self, name, held.numpy().item())
+        branches read take their values (set as ``opt.beta_1 = value`` sets both), in every group."""
+        for index in range(len(self._groups)):
+            with self._using(index):
+                for name, held in self.__dict__.get("_hypers", {}).items():
+                    setattr(self, name, held.numpy().item())
 
 
 def _moments(slots, grad, hp) -> tuple:
@@ -1541,7 +1893,7 @@ class Adam(Optimizer):
     # variable that got no gradient on some steps is corrected by the steps it actually took.
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
-    _ranges = {"beta_1": "[0, 1)", "beta_2": "[0, 1)"}
+    _ranges = (("beta_1", "[0, 1)"), ("beta_2", "[0, 1)"))
     _flag_names = ("amsgrad",)
 
     def __init__(
@@ -1637,7 +1989,7 @@ class RMSprop(Optimizer):
     """
 
     _hyperparameters = ("rho", "epsilon", "momentum", "weight_decay")
-    _ranges = {"rho": "[0, 1)"}
+    _ranges = (("rho", "[0, 1)"),)
     _flag_names = ("centered",)
 
     def __init__(
@@ -1744,7 +2096,7 @@ class Adamax(Optimizer):
     _slot_names = ("m", "u")
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
-    _ranges = {"beta_1": "[0, 1)", "beta_2": "[0, 1)"}
+    _ranges = (("beta_1", "[0, 1)"), ("beta_2", "[0, 1)"))
 
     def __init__(
         self,
@@ -1794,7 +2146,7 @@ class NAdam(Optimizer):
     _counter_names = ("step",)
     _scalar_names = ("mu_product",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay", "momentum_decay")
-    _ranges = {"beta_1": "[0, 1)", "beta_2": "[0, 1)"}
+    _ranges = (("beta_1", "[0, 1)"), ("beta_2", "[0, 1)"))
     _flag_names = ("decoupled_weight_decay",)
 
     def __init__(
@@ -1854,7 +2206,7 @@ class RAdam(Optimizer):
     _slot_names = ("m", "v")
     _counter_names = ("step",)
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
-    _ranges = {"beta_1": "[0, 1)", "beta_2": "[0, 1)"}
+    _ranges = (("beta_1", "[0, 1)"), ("beta_2", "[0, 1)"))
     _flag_names = ("decoupled_weight_decay",)
 
     def __init__(
@@ -1914,7 +2266,7 @@ class Adadelta(Optimizer):
 
     _slot_names = ("square_avg", "acc_delta")
     _hyperparameters = ("rho", "epsilon", "weight_decay")
-    _ranges = {"rho": "[0, 1]"}
+    _ranges = (("rho", "[0, 1]"),)
 
     def __init__(
         self,
@@ -1955,7 +2307,7 @@ class Lion(Optimizer):
 
     _slot_names = ("m",)
     _hyperparameters = ("beta_1", "beta_2", "weight_decay")
-    _ranges = {"beta_1": "[0, 1]", "beta_2": "[0, 1]"}
+    _ranges = (("beta_1", "[0, 1]"), ("beta_2", "[0, 1]"))
 
     def __init__(
         self,

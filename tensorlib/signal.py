@@ -2,8 +2,9 @@
 ``stft``, ``inverse_stft``, ``inverse_stft_window_fn`` and the ``hann_window`` / ``hamming_window`` they use,
 with PyTorch's ``blackman_window``, ``bartlett_window`` and ``kaiser_window`` (NumPy's symmetric float64 forms
 ``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``), and SciPy's
-``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` (``scipy.signal``'s arguments and
-dtypes).
+``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` and its linear filters ``lfilter``,
+``lfilter_zi``, ``filtfilt``, ``sosfilt``, ``sosfilt_zi`` and ``sosfiltfilt`` (``scipy.signal``'s arguments and
+dtypes; the filters' recursion is one op, ``AllPoleFilter``, differentiable in the coefficients too).
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
@@ -36,6 +37,8 @@ from .ops import array as _array
 from .ops import creation as _creation
 from .ops import elementwise as _elementwise
 from .ops import fft as _fft
+from .ops import iir as _iir
+from .ops import linalg_ops as _linalg
 from .ops import math as _math
 from .ops import reduce as _reduce
 from .ops import shape as _shape
@@ -46,6 +49,7 @@ __all__ = [
     "bartlett_window",
     "blackman_window",
     "fftconvolve",
+    "filtfilt",
     "frame",
     "hamming_window",
     "hann_window",
@@ -53,9 +57,14 @@ __all__ = [
     "inverse_stft",
     "inverse_stft_window_fn",
     "kaiser_window",
+    "lfilter",
+    "lfilter_zi",
     "oaconvolve",
     "overlap_and_add",
     "periodogram",
+    "sosfilt",
+    "sosfilt_zi",
+    "sosfiltfilt",
     "stft",
     "welch",
 ]
@@ -704,3 +713,310 @@ def periodogram(x, fs=1.0, window="boxcar", nfft: int | None = None, detrend="co
         x, nperseg, nfft = x[tuple(index)], nfft, None
     return _average_power(x, fs, "boxcar" if window is None else window, nperseg, 0, nfft, detrend,
                           return_onesided, scaling, axis, "mean", who)  # fmt: skip
+
+
+# ---------------------------------------------------------------- linear filters (scipy.signal's)
+# A numerator longer than this is an FFT convolution (when the signal's length is known): below it the sum of
+# shifted products costs less than the transforms.
+_FFT_TAPS = 64
+
+
+def _filter_inputs(who: str, *values) -> tuple:
+    """``values`` as tensors of one float dtype (None stays None): SciPy's promotion, integers and bools as
+    float64 and float16 as float32 (SciPy refuses both); complex ones refused."""
+    tensors = as_tensors(*values)
+    given = [t for t in tensors if t is not None]
+    for t in given:
+        if t.dtype.kind == "c":
+            raise TypeError(f"{who}: complex coefficients and signals are not supported, got {t.dtype} "
+                            f"(shape {tuple(t.shape)})")  # fmt: skip
+    dtype = np.result_type(*(_dt.float64 if t.dtype.kind in "biu" else t.dtype for t in given))
+    dtype = _dt.float32 if dtype == _dt.float16 else dtype
+    return [t if t is None or t.dtype == dtype else _math.cast(t, dtype) for t in tensors]
+
+
+def _coefficients(c, name: str, who: str) -> Tensor:
+    """A filter's coefficients ``c`` as a nonempty vector (a scalar is one coefficient)."""
+    c = _shape.reshape(c, (1,)) if c.ndim == 0 else c
+    if c.ndim != 1 or c.shape[0] in (None, 0):
+        raise ValueError(
+            f"{who}: {name} must be a nonempty one-dimensional sequence of known length, got shape "
+            f"{tuple(c.shape)} ({c.dtype})"
+        )
+    return c
+
+
+def _denominator(a, who: str) -> Tensor:
+    """``a`` as :func:`_coefficients` reads it, ``a[0] == 0`` refused here when its value is known (a traced one
+    is refused by the ``AllPoleFilter`` kernel when the graph runs)."""
+    a = _coefficients(a, "a", who)
+    if not a.is_symbolic and a.numpy()[0] == 0:
+        raise ValueError(f"{who}: a[0] == 0 leaves the recursion undefined (a = {a.numpy()!r:.80}, {a.dtype})")
+    return a
+
+
+def _delayed(x, k: int) -> Tensor:
+    """``x`` delayed by ``k`` samples along its last axis (zeros first), its length kept."""
+    if k == 0:
+        return x
+    return _shape.pad(x, [(0, 0)] * (x.ndim - 1) + [(k, 0)])[..., :-k]
+
+
+def _fir(b, x) -> Tensor:
+    """``sum_k b[k] x[n - k]`` along the last axis of ``x``: the convolution cut to ``x``'s length."""
+    taps, n = b.shape[0], x.shape[-1]
+    if taps > _FFT_TAPS and n:
+        kernel = _shape.reshape(b, (1,) * (x.ndim - 1) + (taps,))
+        return _fft_convolution(x, kernel, "full", (x.ndim - 1,), "lfilter")[..., :n]
+    out = x * b[0]
+    for k in range(1, taps):
+        out = out + _delayed(x, k) * b[k]
+    return out
+
+
+def _lfilter_last(b, a, x, zi=None):
+    """``lfilter`` along the last axis of ``x``; with ``zi`` (``(..., order)``, broadcast to ``x``'s leading
+    axes) also the final state.  The state enters as an input at the first ``order`` samples: with ``x`` and
+    ``y`` zero outside ``[0, n)``, ``a[0] y = b * x + a[0] zi`` (convolutions), and the final state is what the
+    convolutions still owe past the end: ``zf[i] = (b * x - a * y)[n + i] / a[0]`` (``zi`` included there)."""
+    if zi is None:
+        return _iir.all_pole_filter(a, _fir(b, x))
+    order = max(a.shape[0], b.shape[0]) - 1
+    if order == 0:
+        return _iir.all_pole_filter(a, _fir(b, x)), zi + _math.zeros_like(x[..., :0])
+    zi = zi + _math.zeros_like(x[..., :1])  # broadcast to x's leading axes, also sizes unknown when traced
+    drive = _fir(b, _shape.concat([x, _math.zeros_like(zi)], -1)) + a[0] * _shape.concat([zi, _math.zeros_like(x)], -1)
+    y = _iir.all_pole_filter(a, drive[..., :-order])
+    owed = drive - _fir(a, _shape.concat([y, _math.zeros_like(zi)], -1))
+    return y, owed[..., -order:] / a[0]
+
+
+def _state(zi, x, ax: int, order: int, who: str, name: str = "zi") -> Tensor:
+    """The initial state ``zi`` checked against SciPy's shape (``x``'s, with ``order`` along ``ax``; sizes of 1
+    broadcast) and moved to the last axis."""
+    expected = tuple(order if i == ax else size for i, size in enumerate(x.shape))
+    fits = zi.ndim == x.ndim and all(
+        got in (want, None) or (i != ax and (got == 1 or want is None)) for i, (got, want) in enumerate(zip(zi.shape, expected))
+    )  # fmt: skip
+    if not fits:
+        raise ValueError(f"{who}: {name} must have shape {expected} (x shape {tuple(x.shape)} with the filter's "
+                         f"order {order} along axis {ax}), got {tuple(zi.shape)} ({zi.dtype})")  # fmt: skip
+    return _array.moveaxis(zi, ax, -1)
+
+
+def lfilter(b, a, x, axis: int = -1, zi=None):
+    """Filter ``x`` along ``axis`` with the rational transfer function ``B(z) / A(z)`` (``scipy.signal.lfilter``):
+    ``a[0] y[n] = b[0] x[n] + ... + b[M] x[n-M] - a[1] y[n-1] - ... - a[N] y[n-N]``.  ``zi`` (shape of ``x``
+    with ``max(len(a), len(b)) - 1`` along ``axis``; see :func:`lfilter_zi`) is the initial state of SciPy's
+    transposed direct form II; given, the result is ``(y, zf)`` with the final state.  An unstable filter grows
+    as SciPy's does; ``a[0] == 0`` is a ValueError (also when the filter runs in a traced graph).
+
+    The recursion is one op, ``AllPoleFilter``, whose gradient is the same filter run backwards; the numerator
+    is a sum of shifted products, or an FFT convolution beyond 64 taps.  Differentiable in ``b``, ``a``, ``x``
+    and ``zi``.  Float32 inputs give float32 (integers float64); NumPy arrays keep their dtypes, and lists are
+    read at theirs (SciPy reads lists as float64).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.signal.lfilter([1.0], [1.0, -0.5], np.ones(4)).numpy().tolist()
+    [1.0, 1.5, 1.75, 1.875]
+    >>> y, zf = tl.signal.lfilter([1.0], [1.0, -0.5], np.ones(2), zi=np.array([1.0]))
+    >>> y.numpy().tolist(), zf.numpy().tolist()
+    ([2.0, 2.0], [1.0])
+    """
+    who = "lfilter"
+    b, a, x, zi = _filter_inputs(who, b, a, x, zi)
+    b, a = _coefficients(b, "b", who), _denominator(a, who)
+    ax = _axis(axis, x, who, "x")
+    signal = _array.moveaxis(x, ax, -1)
+    if zi is None:
+        return _array.moveaxis(_lfilter_last(b, a, signal), -1, ax)
+    order = max(a.shape[0], b.shape[0]) - 1
+    y, zf = _lfilter_last(b, a, signal, _state(zi, x, ax, order, who))
+    return _array.moveaxis(y, -1, ax), _array.moveaxis(zf, -1, ax)
+
+
+def lfilter_zi(b, a) -> Tensor:
+    """The initial state of :func:`lfilter` for the steady state of its step response (``scipy.signal.lfilter_zi``):
+    ``zi`` with ``lfilter(b, a, ones, zi=zi)`` constant; scale it by ``x[0]`` for a signal starting at ``x[0]``.
+    Leading zeros of ``a`` are dropped (SciPy's), and ``a`` normalized; differentiable in ``b`` and ``a``.
+
+    >>> import tensorlib as tl
+    >>> tl.signal.lfilter_zi([1.0, 1.0], [1.0, -0.5]).numpy().tolist()
+    [3.0]
+    """
+    who = "lfilter_zi"
+    b, a = _filter_inputs(who, b, a)
+    b, a = _coefficients(b, "b", who), _coefficients(a, "a", who)
+    if not a.is_symbolic:
+        nonzero = np.flatnonzero(a.numpy())
+        if nonzero.size == 0:
+            raise ValueError(f"{who}: there must be at least one nonzero a coefficient, got a = {a.numpy()!r:.80}")
+        a = a[int(nonzero[0]) :] if nonzero[0] else a
+    b, a = b / a[0], a / a[0]
+    n = max(a.shape[0], b.shape[0])
+    order = n - 1
+    if order == 0:
+        return _creation.zeros((0,), dtype=a.dtype, backend=a.backend)
+    a, b = (_shape.pad(c, [(0, n - c.shape[0])]) for c in (a, b))
+    # zi = companion(a)^T zi + B: (I - companion(a)^T) has ones on the diagonal, -1 above it and a[1:] first.
+    shift = _creation.tensor((np.eye(order) - np.eye(order, k=1)).astype(a.dtype), backend=a.backend)
+    first = _creation.tensor(np.eye(1, order).astype(a.dtype), backend=a.backend)
+    return _linalg.solve(shift + _shape.reshape(a[1:], (order, 1)) * first, b[1:] - a[1:] * b[0])
+
+
+def _extended(x, ax: int, padtype, padlen, taps: int, who: str) -> tuple:
+    """``(edge, x extended by edge samples at each end of axis ax)`` as SciPy's filtfilt pads: by default
+    ``3 * taps``; ``"odd"`` reflects about the end points, ``"even"`` mirrors, ``"constant"`` repeats them."""
+    if padtype not in ("even", "odd", "constant", None):
+        raise ValueError(f"{who}: padtype must be 'even', 'odd', 'constant' or None, got {padtype!r}")
+    edge = 0 if padtype is None else 3 * taps if padlen is None else _count(padlen, "padlen", who, 0)
+    n = x.shape[ax]
+    if n is not None and n <= edge:
+        raise ValueError(f"{who}: the length of x along axis {ax} ({n}) must be greater than padlen, which is "
+                         f"{edge} (x shape {tuple(x.shape)}, {x.dtype})")  # fmt: skip
+    if edge == 0:
+        return 0, x
+    moved = _array.moveaxis(x, ax, -1)
+    first, last = moved[..., :1], moved[..., -1:]
+    if padtype == "constant":
+        left = first + _math.zeros_like(moved[..., :edge])
+        right = last + _math.zeros_like(moved[..., :edge])
+    else:
+        left, right = _array.flip(moved[..., 1 : edge + 1], -1), _array.flip(moved[..., -edge - 1 : -1], -1)
+        if padtype == "odd":
+            left, right = 2 * first - left, 2 * last - right
+    return edge, _array.moveaxis(_shape.concat([left, moved, right], -1), -1, ax)
+
+
+def _zero_phase(run, x, ax: int, edge: int) -> Tensor:
+    """SciPy's forward-backward filtering: ``run(signal, start)`` filters along the last axis from the steady
+    state of a step of height ``start``; the result is cut by ``edge`` samples at each end."""
+    moved = _array.moveaxis(x, ax, -1)
+    forward = run(moved, moved[..., :1])
+    backward = _array.flip(run(_array.flip(forward, -1), forward[..., -1:]), -1)
+    return _array.moveaxis(backward[..., edge : -edge if edge else None], -1, ax)
+
+
+def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, method: str = "pad",
+             irlen=None) -> Tensor:  # fmt: skip
+    """Zero-phase filtering (``scipy.signal.filtfilt``, ``method="pad"``): :func:`lfilter` forwards and then
+    backwards over ``x`` extended at both ends by ``padlen`` samples (default ``3 * max(len(a), len(b))``;
+    ``padtype`` ``"odd"``, ``"even"``, ``"constant"`` or None), each pass started from :func:`lfilter_zi` scaled
+    by its first sample.  ``method="gust"`` (Gustafsson's initial conditions) is not implemented.
+    Differentiable in ``b``, ``a`` and ``x``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.signal.filtfilt([0.5, 0.5], [1.0], np.arange(8.0)).numpy().tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+    who = "filtfilt"
+    if method not in ("pad", "gust"):
+        raise ValueError(f"{who}: method must be 'pad' or 'gust', got {method!r}")
+    if method == "gust":
+        raise NotImplementedError(f"{who}: method='gust' (Gustafsson's initial conditions) is not implemented; "
+                                  "use method='pad'")  # fmt: skip
+    b, a, x = _filter_inputs(who, b, a, x)
+    b, a = _coefficients(b, "b", who), _denominator(a, who)
+    ax = _axis(axis, x, who, "x")
+    edge, ext = _extended(x, ax, padtype, padlen, max(a.shape[0], b.shape[0]), who)
+    zi = lfilter_zi(b, a)
+    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+
+
+def _sections(sos, who: str) -> Tensor:
+    """``sos`` checked: ``(n_sections, 6)``, each row ``b0 b1 b2 a0 a1 a2`` with ``a0 == 1`` (SciPy's)."""
+    if sos.ndim != 2 or sos.shape[1] != 6 or sos.shape[0] in (None, 0):
+        raise ValueError(f"{who}: sos must have shape (n_sections, 6), n_sections known and not 0, got "
+                         f"{tuple(sos.shape)} ({sos.dtype})")  # fmt: skip
+    if not sos.is_symbolic and not np.all(sos.numpy()[:, 3] == 1):
+        raise ValueError(f"{who}: sos[:, 3] must be all ones, got {sos.numpy()[:, 3]!r:.80}")
+    return sos
+
+
+def _sosfilt_last(sos, x, zi=None):
+    """:func:`sosfilt` along the last axis of ``x``; ``zi`` ``(n_sections, ..., 2)``."""
+    states = []
+    for section in range(sos.shape[0]):
+        b, a = sos[section, :3], sos[section, 3:]
+        if zi is None:
+            x = _lfilter_last(b, a, x)
+        else:
+            x, state = _lfilter_last(b, a, x, zi[section])
+            states.append(state)
+    return x if zi is None else (x, _shape.stack(states))
+
+
+def sosfilt(sos, x, axis: int = -1, zi=None):
+    """Filter ``x`` along ``axis`` with the cascade of second-order sections ``sos`` (``(n_sections, 6)``, rows
+    ``b0 b1 b2 1 a1 a2``; ``scipy.signal.sosfilt``): :func:`lfilter` once per section.  ``zi`` (shape
+    ``(n_sections, ...)`` with ``x``'s shape and 2 along ``axis``; see :func:`sosfilt_zi`) gives ``(y, zf)``.
+    Differentiable in ``sos``, ``x`` and ``zi``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> sos = np.array([[1.0, 0.0, 0.0, 1.0, -0.5, 0.0]])
+    >>> tl.signal.sosfilt(sos, np.ones(3)).numpy().tolist()
+    [1.0, 1.5, 1.75]
+    """
+    who = "sosfilt"
+    sos, x, zi = _filter_inputs(who, sos, x, zi)
+    sos = _sections(sos, who)
+    ax = _axis(axis, x, who, "x")
+    signal = _array.moveaxis(x, ax, -1)
+    if zi is None:
+        return _array.moveaxis(_sosfilt_last(sos, signal), -1, ax)
+    if zi.ndim != x.ndim + 1 or zi.shape[0] != sos.shape[0]:
+        raise ValueError(f"{who}: zi must have shape ({sos.shape[0]}, ...) with x's shape and 2 along axis {ax} "
+                         f"(x shape {tuple(x.shape)}), got {tuple(zi.shape)} ({zi.dtype})")  # fmt: skip
+    states = _array.moveaxis(zi, ax + 1, -1)
+    _state(zi[0], x, ax, 2, who, "zi[section]")
+    y, zf = _sosfilt_last(sos, signal, states)
+    return _array.moveaxis(y, -1, ax), _array.moveaxis(zf, -1, ax + 1)
+
+
+def sosfilt_zi(sos) -> Tensor:
+    """The initial states of :func:`sosfilt` for the steady state of its step response (``scipy.signal.sosfilt_zi``):
+    ``(n_sections, 2)``, each section's :func:`lfilter_zi` times the DC gain of the sections before it.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.signal.sosfilt_zi(np.array([[1.0, 1.0, 0.0, 1.0, -0.5, 0.0]])).numpy().tolist()
+    [[3.0, 0.0]]
+    """
+    who = "sosfilt_zi"
+    (sos,) = _filter_inputs(who, sos)
+    sos = _sections(sos, who)
+    states, scale = [], None
+    for section in range(sos.shape[0]):
+        b, a = sos[section, :3], sos[section, 3:]
+        zi = lfilter_zi(b, a)
+        states.append(zi if scale is None else scale * zi)
+        gain = _reduce.sum(b) / _reduce.sum(a)
+        scale = gain if scale is None else scale * gain
+    return _shape.stack(states)
+
+
+def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None) -> Tensor:
+    """Zero-phase filtering with second-order sections (``scipy.signal.sosfiltfilt``): as :func:`filtfilt`, the
+    default ``padlen`` ``3 * (2 n_sections + 1 - z)``, ``z`` the fewer of the sections with ``b2 == 0`` and with
+    ``a2 == 0`` (SciPy's; when ``sos`` is traced its values are unknown: give ``padlen``).  Differentiable in
+    ``sos`` and ``x``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> sos = np.array([[0.5, 0.5, 0.0, 1.0, 0.0, 0.0]])
+    >>> tl.signal.sosfiltfilt(sos, np.arange(8.0)).numpy().tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+    who = "sosfiltfilt"
+    sos, x = _filter_inputs(who, sos, x)
+    sos = _sections(sos, who)
+    ax = _axis(axis, x, who, "x")
+    taps = 2 * sos.shape[0] + 1
+    if padtype is not None and padlen is None:
+        if sos.is_symbolic:
+            raise ValueError(f"{who}: the default padlen depends on sos's values (its zero coefficients), "
+                             f"unknown when traced; give padlen (sos shape {tuple(sos.shape)}, {sos.dtype})")  # fmt: skip
+        values = sos.numpy()
+        taps -= int(min(np.sum(values[:, 2] == 0), np.sum(values[:, 5] == 0)))
+    edge, ext = _extended(x, ax, padtype, padlen, taps, who)
+    zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
+    zi = _shape.reshape(zi, (zi.shape[0],) + (1,) * (x.ndim - 1) + (2,))
+    return _zero_phase(lambda signal, start: _sosfilt_last(sos, signal, zi * start)[0], ext, ax, edge)

@@ -25,6 +25,7 @@ has no limit: NaN), and every method's gradient is finite.
 
 from __future__ import annotations
 
+import functools as _functools
 import math as _math
 from types import SimpleNamespace
 
@@ -980,10 +981,12 @@ multinomial = SimpleNamespace(
 def _mvn_cdf(x, mean, cov, *, lower_limit=None) -> Tensor:
     """P(X <= x) (componentwise) for ``X ~ N(mean, cov)``, ``x`` of shape (..., k), SciPy's ``cdf`` with the shapes
     and shorthands of ``logpdf`` (a scalar or 1-D ``cov``: independent components, a product of ``ndtr``).  A full
-    ``cov`` (..., k, k) for k = 1 and 2 only, exact (to rounding in absolute terms; SciPy's Genz integration defaults
-    to 1e-5): ``ndtr`` and the bivariate normal by Owen's T (the op ``BivariateNormalCdf``); NotImplementedError for
-    k > 2.  Differentiable to every order in ``x``, ``mean`` and ``cov`` (the density's closed forms; ``cov``'s
-    gradient is symmetric).  ``lower_limit`` (SciPy's, broadcasting to ``x``) gives ``P(lower_limit < X <= x)``,
+    ``cov`` (..., k, k) for k = 1 and 2 exact (to rounding in absolute terms; SciPy's Genz integration defaults
+    to 1e-5): ``ndtr`` and the bivariate normal by Owen's T (the op ``BivariateNormalCdf``), differentiable to every
+    order in ``x``, ``mean`` and ``cov`` (the density's closed forms; ``cov``'s gradient is symmetric).  For k > 2,
+    Genz's integration (:func:`_genz_box`) on 32762 fixed lattice points, as SciPy's: absolute error about 1e-6 to
+    1e-5, deterministic, and differentiable through the estimate (its gradients agree with the closed forms to
+    about 1e-4).  ``lower_limit`` (SciPy's, broadcasting to ``x``) gives ``P(lower_limit < X <= x)``,
     the box's corners by inclusion and exclusion: negative where an odd number of components has ``lower_limit >
     x``, as SciPy's signed integral.
 
@@ -993,6 +996,9 @@ def _mvn_cdf(x, mean, cov, *, lower_limit=None) -> Tensor:
     0.333333
     >>> round(float(tl.stats.multivariate_normal.cdf(tl.ones(2, "float64"), 0.0, cov, lower_limit=-1.0)), 6)
     0.497972
+    >>> equicorrelated = 0.5 * tl.eye(4, dtype="float64") + 0.5  # the orthant's probability is 1 / (k + 1)
+    >>> round(float(tl.stats.multivariate_normal.cdf(tl.zeros(4, "float64"), 0.0, equicorrelated)), 4)
+    0.2
     """
     return _mvn_box("cdf", x, mean, cov, lower_limit)
 
@@ -1044,13 +1050,10 @@ def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
             f"{tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} {dtype}, cov shape {tuple(cov.shape)} {dtype}"
             f"{given})"
         )
-    if k not in (1, 2):
-        raise NotImplementedError(
-            f"{where}: a full covariance of {k} dimensions (cov shape {tuple(cov.shape)} {dtype}); "
-            "it is implemented, exactly, for 1 and 2 (and for a diagonal cov given as 1-D, in any)"
-        )
     # one value for every component: broadcast, so that each component can be taken apart
     mean, *bounds = (t + _math_ops.zeros_like(x) if t.ndim == 0 else t for t in (mean, *bounds))
+    if k > 2:
+        return _narrowed(_genz_box(bounds[0] - mean, None if lower is None else bounds[1] - mean, cov), dtype)
     if k == 1:
         scale = _math_ops.sqrt(cov[..., 0, 0])
         masses = [_sp.ndtr(_standardized_bound(b[..., 0], mean[..., 0], scale)) for b in bounds]
@@ -1074,6 +1077,82 @@ def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
             + bivariate_normal_cdf(h[1], k_[1], rho)
         )
     return _narrowed(probability, dtype)
+
+
+_GENZ_LATTICE = (16381, 1)  # lattice points (a prime) and random shifts: 2 * 16381 points with the antithetic ones
+
+
+@_functools.lru_cache(maxsize=None)
+def _genz_points(dims: int) -> np.ndarray:
+    """The integration points of :func:`_genz_box` in ``[0, 1]^dims``, (points, dims): a Richtmyer rank-1 lattice (the
+    square roots of the first primes) under a few fixed random shifts, folded by the tent ``|2w - 1|`` and each point
+    with its antithetic ``1 - w`` (Genz's MVNDST and SciPy's ``qmvn`` rule).  Fixed, so that the cdf is a deterministic, differentiable function."""
+    count, shifts = _GENZ_LATTICE
+    primes = [p for p in range(2, 8 * dims + 20) if all(p % q for q in range(2, int(p**0.5) + 1))][:dims]
+    lattice = np.outer(np.arange(1, count + 1), np.sqrt(primes)) % 1.0
+    offsets = np.random.default_rng(20261203).random((shifts, 1, dims))
+    points = np.abs(2.0 * ((lattice[None] + offsets) % 1.0) - 1.0).reshape(-1, dims)  # the tent: periodic integrands
+    points = np.concatenate([points, 1.0 - points])
+    points.flags.writeable = False  # shared by every call
+    return points
+
+
+def _genz_box(upper, lower, cov) -> Tensor:
+    """``P(lower < Z <= upper)`` for ``Z ~ N(0, cov)`` of k > 2 components (``lower`` None: -inf), by Genz's
+    separation of variables (Genz 1992; SciPy's ``qmvn``): the components ordered by their marginal mass (the most
+    constrained first), ``cov``'s Cholesky factor ``L``, and the mean over the points of :func:`_genz_points` of
+    ``prod_i (Phi(b_i) - Phi(a_i))``, where ``a_i``/``b_i`` are the bounds less ``sum_{j<i} L_ij y_j`` over ``L_ii``
+    and ``y_j`` is drawn by ``ndtri`` inside the previous interval.  An interval above 0 is drawn from its mirror
+    image below, where ``ndtr`` keeps its relative precision.  The estimate is a smooth function of the bounds and of
+    ``cov``; its derivatives are taken through it.  Where ``lower > upper`` in an odd number of components the
+    probability is negative (SciPy's signed integral)."""
+    from .linalg import cholesky
+    from .ops import array as _array
+    from .ops.linalg_ops import _diag_part, _mT
+
+    w = _math_ops.where
+    k = cov.shape[-1]
+    cov = 0.5 * (cov + _mT(cov))
+    if lower is None:
+        lower, sign = _math_ops.full_like(upper, -_math.inf), 1.0
+    else:
+        swapped = _math_ops.greater(lower, upper)
+        lower, upper = w(swapped, upper, lower), w(swapped, lower, upper)
+        sign = _reduce_ops.prod(w(swapped, -1.0, 1.0), axis=-1)
+    # every argument to the batch shape (..., k), cov to (..., k, k)
+    zeros = _math_ops.zeros_like(upper[..., :1]) + _math_ops.zeros_like(_diag_part(cov)[..., :1])
+    upper, lower = upper + zeros, lower + zeros
+    cov = cov + zeros[..., None]
+    scale = _math_ops.sqrt(_diag_part(cov))
+    mass = _math_ops.stop_gradient(
+        _sp.ndtr(_standardized_bound(upper, 0.0, scale)) - _sp.ndtr(_standardized_bound(lower, 0.0, scale))
+    )
+    order = _array.argsort(mass, axis=-1, stable=True)
+    upper, lower = _array.take_along_axis(upper, order, -1), _array.take_along_axis(lower, order, -1)
+    cov = _array.take_along_axis(_array.take_along_axis(cov, order[..., :, None], -2), order[..., None, :], -1)
+    factor = cholesky(cov)
+    points = _genz_points(k - 1)
+    product, draws = 1.0, []
+    for i in range(k):
+        shift = sum(factor[..., i, j, None] * draws[j] for j in range(i)) if i else 0.0
+        pivot = factor[..., i, i, None]
+        ends = []
+        for bound in (lower[..., i, None], upper[..., i, None]):
+            infinite = _math_ops.equal(_math_ops.abs(bound), _math.inf)  # its own value, with no derivative
+            ends.append(w(infinite, bound, (w(infinite, 0.0, bound) - shift) / pivot))
+        mirrored = _math_ops.greater(ends[0], 0.0)
+        low, high = w(mirrored, -ends[1], ends[0]), w(mirrored, -ends[0], ends[1])
+        below = _sp.ndtr(low)
+        width = _sp.ndtr(high) - below
+        product = product * width
+        if i < k - 1:
+            inside = _math_ops.greater(width, 0.0)  # an empty interval: the product is 0 from here, draw anything
+            # the mirror image of a draw at w is the draw at 1 - w: the same point as unmirrored, so the integrand
+            # stays smooth in the points where an interval crosses 0
+            u = w(inside, below + w(mirrored, 1.0 - points[:, i], points[:, i]) * width, 0.5)
+            draw = _sp.ndtri(u)
+            draws.append(w(mirrored, -draw, draw))
+    return sign * _reduce_ops.mean(product, axis=-1)
 
 
 def _standardized_bound(x, mean, scale) -> Tensor:

@@ -861,7 +861,8 @@ def _shape_attr(shape, what):
 def reshape(x, shape, order: str = "C") -> Tensor:
     """Same elements in a new shape; one dimension may be -1.  ``order="F"`` reads and writes the elements
     with the first index fastest, as ``numpy.reshape``: the C-order reshape of the transposed tensor to the
-    reversed shape, transposed back (``"A"`` is C's order: a Tensor has no memory layout).
+    reversed shape, transposed back (``"A"`` is C's order for a Tensor, which has no memory layout, and F's for a
+    Fortran-contiguous NumPy array, as ``numpy.reshape``).
 
     >>> import tensorlib as tl
     >>> tl.reshape(tl.arange(6), (2, -1)).shape
@@ -870,16 +871,19 @@ def reshape(x, shape, order: str = "C") -> Tensor:
     [[0, 2, 4], [1, 3, 5]]
     """
     shape = _shape_attr(shape, "reshape: shape")
-    if fortran_order(order, "reshape", ("C", "F", "A")):
+    if fortran_order(order, "reshape", ("C", "F", "A"), x):
         return transpose(apply(_reshape, (transpose(x),), {"shape": shape[::-1]}))
     return apply(_reshape, (x,), {"shape": shape})
 
 
-def fortran_order(order, name: str, orders: tuple) -> bool:
+def fortran_order(order, name: str, orders: tuple, x=None) -> bool:
     """Whether NumPy's ``order`` argument asks for Fortran order; ``'A'`` and ``'K'`` follow the memory
-    layout, which is C's for a Tensor."""
+    layout, which is C's for a Tensor and Fortran's for a NumPy array ``x`` that is Fortran- and not C-contiguous
+    (``numpy.reshape``'s ``'A'``)."""
     if order not in orders:
         raise ValueError(f"{name}: order must be one of {', '.join(map(repr, orders))}, got {order!r}")
+    if order in ("A", "K") and isinstance(x, np.ndarray):
+        return x.flags.f_contiguous and not x.flags.c_contiguous
     return order == "F"
 
 
@@ -902,9 +906,10 @@ def expand_dims(x, axis) -> Tensor:
 
 def squeeze(x, axis=None) -> Tensor:
     if axis is not None:
+        one = not isinstance(axis, (tuple, list))
         axis = as_ints(axis, "squeeze: axis")
-        if axis in ((0,), (-1,)) and (x.ndim if isinstance(x, Tensor) else np.ndim(x)) == 0:
-            axis = None  # NumPy squeezes axis 0 or -1 of a 0-d array: nothing
+        if one and axis in ((0,), (-1,)) and (x.ndim if isinstance(x, Tensor) else np.ndim(x)) == 0:
+            axis = None  # NumPy squeezes an int axis 0 or -1 of a 0-d array (not a tuple of it): nothing
     return apply(_squeeze, (x,), {"axis": axis})
 
 
@@ -1367,7 +1372,10 @@ class _IndexUpdates:
     for an int tensor, is a TypeError: NumPy truncates it, JAX warns).  Where the index reads a position more
     than once, ``set`` keeps the last value (NumPy's assignment), ``add`` adds them all (``np.add.at``), and the
     others combine them all as JAX's scatters do: ``multiply`` by their product, ``divide`` and ``power`` by it
-    too (``t / prod``, ``t ** prod``), ``min`` and ``max`` with their min and max.
+    too (``t / prod``, ``t ** prod``), ``min`` and ``max`` with their min and max.  An index out of bounds is an
+    IndexError unless ``mode`` (JAX's, keyword) says otherwise: ``"clip"`` moves it into the axis (after counting a
+    negative one from the end), ``"drop"`` and ``"fill"`` drop its update, and ``get(mode="fill", fill_value=...)``
+    reads ``fill_value`` there (NaN for floats by default); ``"promise_in_bounds"`` is the default's check.
 
     >>> import tensorlib as tl
     >>> x = tl.zeros(5)
@@ -1380,6 +1388,10 @@ class _IndexUpdates:
     [10.0, 2.0, -3.0]
     >>> y.at[1:].max(2.5).numpy().tolist()
     [1.0, 2.5, 3.0]
+    >>> y.at[[0, 5]].add(10.0, mode="drop").numpy().tolist()
+    [11.0, 2.0, 3.0]
+    >>> y.at[[-1, 5]].get(mode="fill", fill_value=0.0).numpy().tolist()
+    [3.0, 0.0]
     """
 
     __slots__ = ("_tensor",)
@@ -1402,50 +1414,66 @@ class _IndexUpdate:
     def __init__(self, tensor, index):
         self._tensor, self._index = tensor, index
 
-    def get(self) -> Tensor:
-        """``t[index]``."""
-        return getitem(self._tensor, self._index)
+    def get(self, *, mode: str | None = None, fill_value=None) -> Tensor:
+        """``t[index]``; with ``mode="fill"`` (or ``"drop"``) ``fill_value`` where an integer index is out of bounds
+        (JAX's default fill: NaN for floats, the most negative value for ints, True for bools), with ``"clip"`` the
+        nearest element."""
+        t = self._tensor
+        index, padded = _bounded_index(t, self._index, mode, "get")
+        if not padded:
+            return getitem(t, index)
+        if fill_value is None:
+            kind = np.dtype(t.dtype).kind
+            fill_value = np.nan if kind in "fc" else True if kind == "b" else np.iinfo(np.dtype(t.dtype)).min
+        fill = dispatch.to_tensor(fill_value, t.backend, t.dtype)
+        if fill.dtype != t.dtype:
+            _check_lossless(fill, t)
+        from .math import cast
 
-    def set(self, values) -> Tensor:
+        cells = concat([reshape(t, (-1,)), reshape(cast(fill, t.dtype), (1,))], axis=0)
+        return take(cells, getitem(_positions_beyond(t, padded), index))
+
+    def set(self, values, *, mode: str | None = None) -> Tensor:
         """``t`` with ``t[index]`` replaced by ``values``."""
-        return self._update(values, "set")
+        return self._update(values, "set", mode)
 
-    def add(self, values) -> Tensor:
+    def add(self, values, *, mode: str | None = None) -> Tensor:
         """``t`` with ``values`` added at ``t[index]`` (repeated positions add up)."""
-        return self._update(values, "add")
+        return self._update(values, "add", mode)
 
-    def subtract(self, values) -> Tensor:
+    def subtract(self, values, *, mode: str | None = None) -> Tensor:
         """``t`` with ``values`` subtracted at ``t[index]`` (repeated positions subtract them all)."""
-        return self._update(values, "subtract")
+        return self._update(values, "subtract", mode)
 
-    def multiply(self, values) -> Tensor:
+    def multiply(self, values, *, mode: str | None = None) -> Tensor:
         """``t`` multiplied by ``values`` at ``t[index]`` (repeated positions by all of them)."""
-        return self._update(values, "multiply")
+        return self._update(values, "multiply", mode)
 
     mul = multiply
 
-    def divide(self, values) -> Tensor:
+    def divide(self, values, *, mode: str | None = None) -> Tensor:
         """``t`` divided by ``values`` at ``t[index]`` (repeated positions by the product of them)."""
-        return self._update(values, "divide")
+        return self._update(values, "divide", mode)
 
-    def power(self, values) -> Tensor:
+    def power(self, values, *, mode: str | None = None) -> Tensor:
         """``t`` raised to ``values`` at ``t[index]`` (repeated positions to the product of them)."""
-        return self._update(values, "power")
+        return self._update(values, "power", mode)
 
-    def min(self, values) -> Tensor:
+    def min(self, values, *, mode: str | None = None) -> Tensor:
         """``t`` with ``t[index]`` replaced by its minimum with ``values`` (repeated positions: with all of them)."""
-        return self._update(values, "min")
+        return self._update(values, "min", mode)
 
-    def max(self, values) -> Tensor:
+    def max(self, values, *, mode: str | None = None) -> Tensor:
         """``t`` with ``t[index]`` replaced by its maximum with ``values`` (repeated positions: with all of them)."""
-        return self._update(values, "max")
+        return self._update(values, "max", mode)
 
-    def _update(self, values, how: str) -> Tensor:
+    def _update(self, values, how: str, mode: str | None = None) -> Tensor:
         from .math import cast
 
         t = self._tensor
+        index, padded = _bounded_index(t, self._index, mode, how)
         try:
-            positions = getitem(_positions_like(t), self._index)
+            positions = getitem(_positions_beyond(t, padded), index)
         except (IndexError, TypeError) as e:  # it read the int64 positions: say whose index it is
             raise type(e)(f"Tensor.at[...]: {e} (tensor shape {t.shape} {t.dtype})") from None
         dispatch.check_int_range(values, t.dtype, "Tensor.at[...]: values")
@@ -1469,8 +1497,71 @@ class _IndexUpdate:
             ) from None
         flat, where = reshape(t, (-1,)), reshape(positions, (-1, 1))
         values = reshape(values, (-1,))
-        out = _combined(flat, where, values, how)
+        if padded:  # the dropped updates land on one cell past the end, cut off after
+            out = _combined(pad(flat, [(0, 1)]), where, values, how)[:-1]
+        else:
+            out = _combined(flat, where, values, how)
         return reshape(out, t.shape) if None not in t.shape else reshape_like(out, t)
+
+
+_INDEX_MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
+
+
+def _bounded_index(t, index, mode, how: str) -> tuple:
+    """``(index, padded axes)`` for JAX's ``mode`` of ``t.at[index].<how>``: the integer items of ``index`` (ints,
+    integer arrays) counted from the end where negative, then clipped into their axis (``"clip"``) or, out of
+    bounds, sent one past its end (``"drop"``, ``"fill"``: the axes padded by :func:`_positions_beyond`).  ``None``
+    and ``"promise_in_bounds"`` leave ``index`` as it is (out of bounds is an IndexError)."""
+    if mode not in _INDEX_MODES:
+        raise ValueError(
+            f"Tensor.at[...].{how}: mode must be one of {_INDEX_MODES}, got {mode!r} (tensor shape {t.shape} {t.dtype})"
+        )
+    if mode in (None, "promise_in_bounds"):
+        return index, ()
+    items = index if isinstance(index, tuple) else (index,)
+    items = tuple(integer_indices(i) if isinstance(i, (list, range)) else i for i in items)
+    fill = t.ndim - sum(_consumed(i) for i in items)
+    bounded, padded, axis = [], [], 0
+    for i in items:
+        integer = not (i is None or i is Ellipsis or isinstance(i, (slice, bool, np.bool_)) or _is_mask(i))
+        if integer:
+            size = t.shape[axis] if axis < t.ndim else None
+            if size is None or (mode != "clip" and None in t.shape):
+                raise ValueError(
+                    f"Tensor.at[...].{how}: mode={mode!r} needs the sizes of the indexed axes, unknown until run "
+                    f"time here (tensor shape {t.shape} {t.dtype})"
+                )
+            i = _bounded_integers(i, size, mode)
+            padded += [] if mode == "clip" else [axis]
+        bounded.append(i)
+        axis += fill if i is Ellipsis else _consumed(i)
+    return tuple(bounded), tuple(padded)
+
+
+def _bounded_integers(i, size: int, mode: str):
+    """Integer indices ``i`` into an axis of ``size``: from the end where negative, then clipped into it
+    (``"clip"``) or, where out of bounds, ``size`` (one past its end)."""
+    if isinstance(i, Tensor):
+        from . import math as math_ops
+
+        i = math_ops.where(i < 0, i + size, i)
+        if mode == "clip":
+            return math_ops.minimum(math_ops.maximum(i, 0), size - 1)
+        return math_ops.where(math_ops.logical_and(i >= 0, i < size), i, size)
+    j = np.asarray(i)
+    j = np.where(j < 0, j + size, j)
+    j = np.clip(j, 0, size - 1) if mode == "clip" else np.where((j >= 0) & (j < size), j, size)
+    return int(j) if np.ndim(i) == 0 and not isinstance(i, np.ndarray) else j.astype(np.asarray(i).dtype)
+
+
+def _positions_beyond(t, padded: tuple) -> Tensor:
+    """The flat positions of ``t``'s elements, in its shape, with one more cell at the end of each ``padded`` axis
+    holding ``t.size``: the position past the end where ``.at[]`` drops its out-of-bounds updates."""
+    positions = _positions_like(t)
+    if not padded:
+        return positions
+    size = int(np.prod(t.shape))
+    return pad(positions, [(0, 1) if a in padded else (0, 0) for a in range(t.ndim)], constant_values=size)
 
 
 def _combined(flat, where, values, how: str) -> Tensor:

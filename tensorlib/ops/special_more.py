@@ -1128,7 +1128,9 @@ def _bivariate_normal_kernel(h, k, rho):
         out = np.where(rho == 1, sp.ndtr(np.minimum(h, k)), np.where(rho == -1, sp.ndtr(h) - sp.ndtr(-k), out))
         out = np.where(h == np.inf, sp.ndtr(k), np.where(k == np.inf, sp.ndtr(h), out))
         out = np.where((h == -np.inf) | (k == -np.inf), 0.0, out)
-        out = np.where(np.isnan(h + k + rho) | (np.abs(rho) > 1), np.nan, np.clip(out, 0.0, 1.0))
+        # NaN inputs only: h + k read -inf + inf (an empty set, probability 0) as one
+        invalid = np.isnan(h) | np.isnan(k) | np.isnan(rho) | (np.abs(rho) > 1)
+        out = np.where(invalid, np.nan, np.clip(out, 0.0, 1.0))
     return out.astype(dtype, copy=False)
 
 

@@ -1,6 +1,7 @@
 """The FFT catalogue: every ``tl.fft`` function against ``numpy.fft``, real and complex inputs, every ``norm``;
-and ``tl.signal``'s FFT-based ``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` against
-the NumPy references of ``scipy.signal``'s in ``tensorlib.testing.references``.
+``tl.signal``'s FFT-based ``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram``; and its linear
+filters (``lfilter``, ``filtfilt``, ``sosfilt`` and their steady states) on stable filters; against the NumPy
+references of ``scipy.signal``'s in ``tensorlib.testing.references``.
 
 Complex entries check their gradients in complex128 (real and imaginary parts
 perturbed, JAX's convention); real entries in float64, where ``fft`` of a
@@ -8,7 +9,7 @@ real signal differentiates back to a real gradient.
 
 >>> from tensorlib.testing.op_db_fft import OPINFOS
 >>> sorted({t for info in OPINFOS for t in info.op_types})
-['FFTN', 'IRFFTN', 'RFFTN', 'Roll']
+['AllPoleFilter', 'FFTN', 'IRFFTN', 'MatrixSolve', 'RFFTN', 'Roll']
 """
 
 from __future__ import annotations
@@ -384,5 +385,223 @@ OPINFOS += [
                 (np.ones(4),), {"axis": 1}, ValueError, r"^hilbert: axis 1 is out of range for a tensor of rank 1"
             ),
         ),
+    ),
+]
+
+
+# ---------------------------------------------------------------- tl.signal's linear filters
+def _stable_denominator(rng, order: int) -> np.ndarray:
+    """``a`` of a stable filter (poles of radius < 0.8, real or in conjugate pairs), ``a[0]`` not 1."""
+    poles = []
+    while len(poles) < order:
+        r, angle = rng.uniform(0.0, 0.8), rng.uniform(0.0, np.pi)
+        poles += [r * np.exp(1j * angle), r * np.exp(-1j * angle)] if order - len(poles) > 1 else [r]
+    return np.atleast_1d(np.real(np.poly(poles))) * rng.choice([1.0, 2.5, -0.8])
+
+
+def _in_dtype(reference):
+    """``reference`` (float64 results) cast to the dtype of the arrays it was given (all float32: float32)."""
+
+    def ref(*args, **kwargs):
+        arrays = [a for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray)]
+        dtype = np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64
+        out = reference(*args, **kwargs)
+        return tuple(o.astype(dtype) for o in out) if isinstance(out, tuple) else out.astype(dtype)
+
+    return ref
+
+
+def _signal_and_axis(draw, dtype, rng, least: int = 1):
+    n = draw(st.integers(least, least + 8))
+    shape, axis = draw(st.sampled_from([((n,), -1), ((2, n), 1), ((n, 3), 0), ((2, n, 2), 1)]))
+    return rng.uniform(-2, 2, shape).astype(dtype), axis
+
+
+def _lfilter_samples(dtype, with_state: bool = False):
+    @st.composite
+    def draw(draw):
+        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+        b = rng.uniform(-1, 1, draw(st.integers(1, 4))).astype(dtype)
+        a = _stable_denominator(rng, draw(st.integers(0, 3))).astype(dtype)
+        x, axis = _signal_and_axis(draw, dtype, rng)
+        if not with_state:
+            return SampleInput((b, a, x, axis), grad_argnums=(0, 1, 2))
+        shape = list(x.shape)
+        shape[axis] = max(len(a), len(b)) - 1
+        zi = rng.uniform(-1, 1, shape).astype(dtype)
+        return SampleInput((b, a, x, axis, zi), grad_argnums=(0, 1, 2, 4))
+
+    return draw()
+
+
+def _lfilter_zi_samples(dtype):
+    @st.composite
+    def draw(draw):
+        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+        b = rng.uniform(-1, 1, draw(st.integers(1, 4))).astype(dtype)
+        return SampleInput((b, _stable_denominator(rng, draw(st.integers(1, 3))).astype(dtype)), grad_argnums=(0, 1))
+
+    return draw()
+
+
+def _filtfilt_samples(dtype):
+    @st.composite
+    def draw(draw):
+        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+        b = rng.uniform(-1, 1, draw(st.integers(1, 3))).astype(dtype)
+        a = _stable_denominator(rng, draw(st.integers(0, 2))).astype(dtype)
+        padtype = draw(st.sampled_from(["odd", "even", "constant", None]))
+        padlen = draw(st.none() | st.integers(0, 3))
+        x, axis = _signal_and_axis(draw, dtype, rng, least=(3 * max(len(a), len(b)) if padlen is None else 3) + 1)
+        return SampleInput((b, a, x, axis, padtype, padlen), grad_argnums=(0, 1, 2))
+
+    return draw()
+
+
+def _sections_of(rng, count: int, dtype) -> np.ndarray:
+    """``count`` stable second-order sections, ``a0 == 1``."""
+    rows = [np.concatenate([rng.uniform(-1, 1, 3), _stable_denominator(rng, 2) / 1.0]) for _ in range(count)]
+    sos = np.array(rows)
+    sos[:, 3:] /= sos[:, 3:4]
+    return sos.astype(dtype)
+
+
+def _sos_samples(dtype, kind: str):
+    """(sos, x, ...) for sosfilt (kind "filt", "state": with zi), sosfilt_zi ("zi") or sosfiltfilt ("filtfilt");
+    the gradients are checked in x and zi (sos's a0 column must stay 1, SciPy's rule)."""
+
+    @st.composite
+    def draw(draw):
+        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+        sos = _sections_of(rng, draw(st.integers(1, 3)), dtype)
+        if kind == "zi":
+            return SampleInput((sos,), grad_argnums=())
+        if kind == "filtfilt":
+            padtype = draw(st.sampled_from(["odd", "even", "constant", None]))
+            x, axis = _signal_and_axis(draw, dtype, rng, least=4)
+            return SampleInput((sos, x, axis, padtype, 3), grad_argnums=(1,))
+        x, axis = _signal_and_axis(draw, dtype, rng)
+        if kind == "filt":
+            return SampleInput((sos, x, axis), grad_argnums=(1,))
+        shape = [len(sos), *x.shape]
+        shape[axis % x.ndim + 1] = 2
+        return SampleInput((sos, x, axis, rng.uniform(-1, 1, shape).astype(dtype)), grad_argnums=(1, 3))
+
+    return draw()
+
+
+_FILTER_ERRORS = (
+    ErrorInput(([1.0], [0.0, 1.0], np.ones(3)), exc=ValueError, match=r"^lfilter: a\[0\] == 0 leaves the recursion"),
+    ErrorInput(
+        (np.ones((2, 2)), [1.0], np.ones(3)),
+        exc=ValueError,
+        match=r"^lfilter: b must be a nonempty one-dimensional sequence of known length, got shape \(2, 2\)",
+    ),
+    ErrorInput(
+        ([1.0, 2.0], [1.0], np.ones((2, 3)), -1, np.ones((2, 2))),
+        exc=ValueError,
+        match=r"^lfilter: zi must have shape \(2, 1\) \(x shape \(2, 3\) with the filter's order 1 along axis 1\), "
+        r"got \(2, 2\) \(float64\)",
+    ),
+    ErrorInput(([1.0], [1.0], np.ones(3, np.complex128)), exc=TypeError, match=r"^lfilter: complex coefficients"),
+    ErrorInput(([1.0], [1.0], np.ones(3), 1), exc=ValueError, match=r"^lfilter: axis 1 is out of range"),
+)
+
+OPINFOS += [
+    OpInfo(
+        "signal.lfilter",
+        tl.signal.lfilter,
+        _in_dtype(references.lfilter),
+        _lfilter_samples,
+        op_types=("AllPoleFilter",),
+        dtypes=REAL,
+        atol=1e-5,
+        error_inputs=_FILTER_ERRORS,
+    ),
+    OpInfo(
+        "signal.lfilter_state",
+        tl.signal.lfilter,
+        _in_dtype(references.lfilter),
+        lambda dtype: _lfilter_samples(dtype, with_state=True),
+        op_types=("AllPoleFilter",),
+        dtypes=REAL,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "signal.lfilter_zi",
+        tl.signal.lfilter_zi,
+        _in_dtype(references.lfilter_zi),
+        _lfilter_zi_samples,
+        op_types=("MatrixSolve",),
+        dtypes=REAL,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(([1.0], [0.0, 0.0]), exc=ValueError, match=r"^lfilter_zi: there must be at least one nonzero"),
+        ),
+    ),
+    OpInfo(
+        "signal.filtfilt",
+        tl.signal.filtfilt,
+        _in_dtype(references.filtfilt),
+        _filtfilt_samples,
+        op_types=("AllPoleFilter", "MatrixSolve"),
+        dtypes=REAL,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput(
+                ([1.0, 1.0], [1.0], np.ones(6)),
+                exc=ValueError,
+                match=r"^filtfilt: the length of x along axis 0 \(6\) must be greater than padlen, which is 6",
+            ),
+            ErrorInput(([1.0], [1.0], np.ones(9)), {"padtype": "zero"}, ValueError, r"^filtfilt: padtype must be"),
+            ErrorInput(
+                ([1.0], [1.0], np.ones(9)), {"method": "gust"}, NotImplementedError, r"^filtfilt: method='gust'"
+            ),
+        ),
+    ),
+    OpInfo(
+        "signal.sosfilt",
+        tl.signal.sosfilt,
+        _in_dtype(references.sosfilt),
+        lambda dtype: _sos_samples(dtype, "filt"),
+        op_types=("AllPoleFilter",),
+        dtypes=REAL,
+        atol=1e-5,
+        error_inputs=(
+            ErrorInput((np.ones((2, 5)), np.ones(3)), exc=ValueError, match=r"^sosfilt: sos must have shape"),
+            ErrorInput((np.full((1, 6), 2.0), np.ones(3)), exc=ValueError, match=r"^sosfilt: sos\[:, 3\] must be all"),
+            ErrorInput(
+                (np.ones((2, 6)), np.ones(3), -1, np.ones((1, 2))),
+                exc=ValueError,
+                match=r"^sosfilt: zi must have shape \(2, \.\.\.\) with x's shape and 2 along axis 0",
+            ),
+        ),
+    ),
+    OpInfo(
+        "signal.sosfilt_state",
+        tl.signal.sosfilt,
+        _in_dtype(references.sosfilt),
+        lambda dtype: _sos_samples(dtype, "state"),
+        op_types=("AllPoleFilter",),
+        dtypes=REAL,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "signal.sosfilt_zi",
+        tl.signal.sosfilt_zi,
+        _in_dtype(references.sosfilt_zi),
+        lambda dtype: _sos_samples(dtype, "zi"),
+        op_types=("MatrixSolve",),
+        dtypes=REAL,
+        atol=1e-5,
+    ),
+    OpInfo(
+        "signal.sosfiltfilt",
+        tl.signal.sosfiltfilt,
+        _in_dtype(references.sosfiltfilt),
+        lambda dtype: _sos_samples(dtype, "filtfilt"),
+        op_types=("AllPoleFilter",),
+        dtypes=REAL,
+        atol=1e-5,
     ),
 ]

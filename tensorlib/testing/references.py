@@ -1,5 +1,5 @@
-"""Plain NumPy references for the conv and pooling ops (and ``scipy.signal``'s ``fftconvolve`` and
-``hilbert``), written independently of the kernels.
+"""Plain NumPy references for the conv and pooling ops (and ``scipy.signal``'s ``fftconvolve``, ``hilbert``,
+``welch`` and linear filters), written independently of the kernels.
 
 One copy, used by the kernel tests, the ``tl.nn`` tests and the op catalogue
 (``op_db_nn``).  Arguments follow ``tl.nn``: NHWC images, HWIO filters,
@@ -332,3 +332,121 @@ def periodogram(x, fs=1.0, window="boxcar", nfft=None, detrend="constant", retur
     n = x.shape[-1]
     window = "boxcar" if window is None else window
     return welch(np.moveaxis(x, -1, axis), fs, window, n, 0, nfft, detrend, return_onesided, scaling, axis)
+
+
+def lfilter(b, a, x, axis: int = -1, zi=None):
+    """``scipy.signal.lfilter`` as SciPy runs it: the transposed direct form II, one sample at a time, the
+    coefficients normalized by ``a[0]`` and padded to one length; ``(y, zf)`` when ``zi`` is given.
+
+    >>> lfilter([1.0], [1.0, -0.5], np.ones(3)).tolist()
+    [1.0, 1.5, 1.75]
+    """
+    b, a = np.atleast_1d(np.asarray(b, np.float64)), np.atleast_1d(np.asarray(a, np.float64))
+    n = max(len(a), len(b))
+    b = np.pad(b, (0, n - len(b))) / a[0]
+    a = np.pad(a, (0, n - len(a))) / a[0]
+    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
+    state = np.zeros(x.shape[:-1] + (n - 1,))
+    if zi is not None:
+        state = state + np.moveaxis(np.asarray(zi, np.float64), axis, -1)
+    y = np.empty_like(x)
+    for t in range(x.shape[-1]):
+        y[..., t] = b[0] * x[..., t] + (state[..., 0] if n > 1 else 0.0)
+        for i in range(n - 1):
+            after = state[..., i + 1] if i + 2 < n else 0.0
+            state[..., i] = b[i + 1] * x[..., t] + after - a[i + 1] * y[..., t]
+    y = np.moveaxis(y, -1, axis)
+    return y if zi is None else (y, np.moveaxis(state, -1, axis))
+
+
+def lfilter_zi(b, a) -> np.ndarray:
+    """``scipy.signal.lfilter_zi`` by the explicit solution SciPy's comments give (no linear solve):
+    ``zi[0] = sum(B) / sum(1 + a[1:])``, ``zi[k] = (1 + a[1] + ... + a[k]) zi[0] - (B[0] + ... + B[k-1])``.
+
+    >>> lfilter_zi([1.0, 1.0], [1.0, -0.5]).tolist()
+    [3.0]
+    """
+    b, a = np.atleast_1d(np.asarray(b, np.float64)), np.trim_zeros(np.atleast_1d(np.asarray(a, np.float64)), "f")
+    n = max(len(a), len(b))
+    b = np.pad(b, (0, n - len(b))) / a[0]
+    a = np.pad(a, (0, n - len(a))) / a[0]
+    drive = b[1:] - a[1:] * b[0]
+    zi = np.zeros(n - 1)
+    if n > 1:
+        zi[0] = drive.sum() / (1.0 + a[1:].sum())
+        for k in range(1, n - 1):
+            zi[k] = a[: k + 1].sum() * zi[0] - drive[:k].sum()
+    return zi
+
+
+def _odd_even_constant(x, edge: int, padtype):
+    """``x`` (the filtered axis last) extended by ``edge`` samples at each end as SciPy's filtfilt pads."""
+    if padtype is None or edge == 0:
+        return x
+    first, last = x[..., :1], x[..., -1:]
+    if padtype == "constant":
+        left, right = np.repeat(first, edge, -1), np.repeat(last, edge, -1)
+    else:
+        left, right = x[..., 1 : edge + 1][..., ::-1], x[..., -edge - 1 : -1][..., ::-1]
+        if padtype == "odd":
+            left, right = 2 * first - left, 2 * last - right
+    return np.concatenate([left, x, right], axis=-1)
+
+
+def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen=None):
+    """``scipy.signal.filtfilt`` (``method="pad"``) from :func:`lfilter` and :func:`lfilter_zi`.
+
+    >>> filtfilt([0.5, 0.5], [1.0], np.arange(8.0)).round(12).tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+    taps = max(np.size(a), np.size(b))
+    return _zero_phase(lambda s, zi: lfilter(b, a, s, -1, zi), lfilter_zi(b, a), x, axis, padtype, padlen, taps)
+
+
+def _zero_phase(run, zi, x, axis, padtype, padlen, taps):
+    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
+    edge = 0 if padtype is None else 3 * taps if padlen is None else padlen
+    ext = _odd_even_constant(x, edge, padtype)
+    y = run(ext, zi * ext[..., :1])[0][..., ::-1]
+    y = run(y, zi * y[..., :1])[0][..., ::-1]
+    return np.moveaxis(y[..., edge : y.shape[-1] - edge], -1, axis)
+
+
+def sosfilt(sos, x, axis: int = -1, zi=None):
+    """``scipy.signal.sosfilt``: :func:`lfilter` once per second-order section.
+
+    >>> sosfilt(np.array([[1.0, 0.0, 0.0, 1.0, -0.5, 0.0]]), np.ones(3)).tolist()
+    [1.0, 1.5, 1.75]
+    """
+    y, states = np.asarray(x, np.float64), []
+    for k, section in enumerate(np.asarray(sos, np.float64)):
+        if zi is None:
+            y = lfilter(section[:3], section[3:], y, axis)
+        else:
+            y, state = lfilter(section[:3], section[3:], y, axis, np.asarray(zi)[k])
+            states.append(state)
+    return y if zi is None else (y, np.stack(states))
+
+
+def sosfilt_zi(sos) -> np.ndarray:
+    """``scipy.signal.sosfilt_zi``: each section's :func:`lfilter_zi` times the DC gain of those before it.
+
+    >>> sosfilt_zi(np.array([[1.0, 1.0, 0.0, 1.0, -0.5, 0.0]])).tolist()
+    [[3.0, 0.0]]
+    """
+    sos = np.asarray(sos, np.float64)
+    gains = np.cumprod([1.0] + [s[:3].sum() / s[3:].sum() for s in sos[:-1]])
+    return np.stack([g * lfilter_zi(s[:3], s[3:]) for g, s in zip(gains, sos)])
+
+
+def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen=None):
+    """``scipy.signal.sosfiltfilt`` from :func:`sosfilt` and :func:`sosfilt_zi`.
+
+    >>> sosfiltfilt(np.array([[0.5, 0.5, 0.0, 1.0, 0.0, 0.0]]), np.arange(8.0)).round(12).tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+    sos = np.asarray(sos, np.float64)
+    taps = 2 * len(sos) + 1 - min(np.sum(sos[:, 2] == 0), np.sum(sos[:, 5] == 0))
+    x = np.asarray(x, np.float64)
+    zi = sosfilt_zi(sos).reshape((len(sos),) + (1,) * (x.ndim - 1) + (2,))  # the filtered axis last
+    return _zero_phase(lambda s, z: sosfilt(sos, s, -1, z), zi, x, axis, padtype, padlen, taps)

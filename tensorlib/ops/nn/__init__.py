@@ -1,7 +1,7 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
 :mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.volume` (conv3d, 3-D pools), :mod:`.composed` (space_to_depth, losses, prelu,
 instance_norm, in_top_k, 1-D pools, attention), :mod:`.pool`, :mod:`.activations` and
-:mod:`.extra_activations`, :mod:`.losses`, :mod:`.loss_functions` (PyTorch's), :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
+:mod:`.extra_activations`, :mod:`.torch_activations` (PyTorch's shrinks, softmin, threshold, rrelu), :mod:`.losses`, :mod:`.loss_functions` (PyTorch's), :mod:`.margin_losses` (PyTorch's margin and embedding losses), :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
 and :mod:`.dropout`.
 
 Every op is an OpDef with TensorFlow's op type name, its gradient rules right
@@ -26,9 +26,12 @@ from .composed import (
     in_top_k,
     instance_norm,
     l2_loss,
+    local_response_norm,
     log_poisson_loss,
     max_pool1d,
     normalize_moments,
+    pixel_shuffle,
+    pixel_unshuffle,
     prelu,
     resize,
     scaled_dot_product_attention,
@@ -87,9 +90,20 @@ from .losses import (
     softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
 )
+from .margin_losses import (
+    cosine_embedding_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from .normalization import group_norm, l2_normalize, layer_norm, normalize, rms_norm
-from .pool import avg_pool, max_pool
+from .pool import avg_pool, lp_pool, max_pool, max_unpool
+from .torch_activations import hardshrink, rrelu, softmin, softshrink, tanhshrink, threshold
 from .volume import avg_pool3d, conv3d, max_pool3d
+from .window_pool import fold, fractional_max_pool2d, unfold
 
 __all__ = [
     "adaptive_avg_pool",
@@ -163,12 +177,35 @@ __all__ = [
     "swish",
     "weighted_cross_entropy_with_logits",
     "weighted_moments",
+    # PyTorch's further pools, reshapes and normalizations
+    "fold",
+    "fractional_max_pool2d",
+    "local_response_norm",
+    "unfold",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "lp_pool",
+    "max_unpool",
+    # PyTorch's further activations
+    "hardshrink",
+    "rrelu",
+    "softmin",
+    "softshrink",
+    "tanhshrink",
+    "threshold",
     # PyTorch's further losses
     "gaussian_nll_loss",
     "hinge_embedding_loss",
     "margin_ranking_loss",
     "poisson_nll_loss",
     "soft_margin_loss",
+    "cosine_embedding_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "pairwise_distance",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
     # jax.nn's names
     "hard_silu",
     "identity",

@@ -10,7 +10,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
-from ...dispatch import apply
+from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
 from ...tensor import Node, Tensor
 from .. import math as math_ops
@@ -168,14 +168,43 @@ register_gradient("Softplus", _float16_in_float32_rule(lambda node, g: g * math_
 
 
 @_op_type("Softplus")
-def softplus(features) -> Tensor:
+def softplus(features, beta: float = 1.0, threshold: float | None = None) -> Tensor:
     """log(1 + exp(features)), exact for large positive and negative inputs.
+
+    PyTorch's ``F.softplus(x, beta, threshold)``: ``log(1 + exp(beta * x)) / beta``, and ``x`` itself (derivative
+    1) where ``beta * x > threshold``.  ``threshold=None`` (the default) never switches: the exact function,
+    where PyTorch's default ``threshold=20`` differs from it by up to ``exp(-20)``.
 
     >>> import tensorlib as tl
     >>> tl.nn.softplus(tl.tensor([-1000.0, 1000.0])).numpy().tolist()
     [0.0, 1000.0]
+    >>> tl.nn.softplus(tl.tensor([0.0, 3.0]), beta=2.0, threshold=5.0).numpy().round(4).tolist()
+    [0.3466, 3.0]
     """
-    return apply(_softplus, (features,))
+    if beta == 1.0 and threshold is None:
+        return apply(_softplus, (features,))
+    x = as_tensor(features)
+    where = f"(features shape {tuple(x.shape)}, {x.dtype})"
+    beta = finite_number(beta, "beta", "Softplus", where)
+    if beta == 0.0:
+        raise ValueError(f"Softplus: beta must not be 0 (it divides) {where}")
+    scaled = x * beta if beta != 1.0 else x
+    y = apply(_softplus, (scaled,))
+    y = y / beta if beta != 1.0 else y
+    if threshold is None:
+        return y
+    return math_ops.where(scaled > finite_number(threshold, "threshold", "Softplus", where), x, y)
+
+
+def finite_number(value, what: str, name: str, where: str = "") -> float:
+    """``value`` as a finite float, or a ValueError naming the function ``name``, the argument and ``where``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = _math.nan
+    if isinstance(value, bool) or not _math.isfinite(number):
+        raise ValueError(f"{name}: {what} must be a finite number, got {value!r} {where}".rstrip())
+    return number
 
 
 # ------------------------------------------------------------------ Erf and Gelu

@@ -45,19 +45,20 @@ def _rounded(loss: Tensor, dtype) -> Tensor:
     return loss if loss.dtype == dtype else math_ops.cast(loss, dtype)
 
 
-def _pair(input, target, name: str):
-    """``input`` and ``target`` as float tensors (integers as float64) of one dtype, their shapes broadcasting.
+def _pair(input, target, name: str, names: tuple = ("input", "target")):
+    """``input`` and ``target`` as float tensors (integers as float64) of one dtype, their shapes broadcasting;
+    errors call them ``names``.
 
     The losses compute float16 in float32 and round once (as PyTorch's kernels do): a float16 square or sum of
     squares overflows from 256 (``mse_loss`` of a difference of 300 was inf, its mean 45000 fits float16)."""
     input, target = as_tensors(input, target)  # a list target next to a float64 input is float64
-    x, y = _float_or_float64(input, name, "input"), _float_or_float64(target, name, "target")
+    x, y = _float_or_float64(input, name, names[0]), _float_or_float64(target, name, names[1])
     try:
         broadcast_shapes(x.shape, y.shape)
     except ValueError:
         raise ValueError(
-            f"{name}: input shape {tuple(x.shape)} ({x.dtype}) and target shape {tuple(y.shape)} ({y.dtype}) "
-            "do not broadcast"
+            f"{name}: {names[0]} shape {tuple(x.shape)} ({x.dtype}) and {names[1]} shape {tuple(y.shape)} "
+            f"({y.dtype}) do not broadcast"
         ) from None
     dtype = _dt.promote_types(x.dtype, y.dtype)
     return (x if x.dtype == dtype else x.astype(dtype)), (y if y.dtype == dtype else y.astype(dtype))
@@ -241,7 +242,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction: 
     [1.5, 0.0]
     """
     name = "margin_ranking_loss"
-    x1, x2 = _pair(input1, input2, name)
+    x1, x2 = _pair(input1, input2, name, ("input1", "input2"))
     t = _pair(x1 - x2, target, name)[1]
     loss = _clamped_at_zero(float(margin) - _widened(t) * (_widened(x1) - _widened(x2)))
     return _rounded(_reduced(loss, reduction, name), _dt.promote_types(x1.dtype, t.dtype))
@@ -270,8 +271,9 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, reduction: str = "m
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood ``0.5 (log(var) + (input - target) ** 2 / var)`` of ``target`` under normal
     distributions of mean ``input`` and variance ``var`` (plus ``0.5 log(2 pi)`` with ``full``), reduced
-    (PyTorch's ``F.gaussian_nll_loss``).  ``var`` is shaped as ``input``, as ``input`` without its last axis, or
-    with a last axis of 1 (one variance for every value of a row); it is clamped at ``eps`` for the value only,
+    (PyTorch's ``F.gaussian_nll_loss``).  ``var`` is shaped as ``input``, as ``input`` without its last axis, as
+    ``input`` with one axis of 1 (a variance shared along it: ``(N, 1, H, W)`` over the channels of ``(N, C, H, W)``),
+    or a Python number (one variance for all); it is clamped at ``eps`` for the value only,
     so the gradient passes the clamp (as PyTorch's).  A negative variance raises (traced: NaN).
 
     >>> import tensorlib as tl
@@ -281,14 +283,17 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     """
     name = "gaussian_nll_loss"
     x, y = _pair(input, target, name)
+    number = isinstance(var, (int, float)) and not isinstance(var, bool)  # PyTorch's float var: one for all
     v = _float_or_float64(as_tensors(x, var)[1], name, "var")
     shape, vshape = tuple(x.shape), tuple(v.shape)
-    if vshape == shape[:-1] and vshape != shape:
+    if number:
+        pass
+    elif vshape == shape[:-1] and vshape != shape:
         v = shape_ops.expand_dims(v, -1)
-    elif vshape != shape and not (vshape[:-1] == shape[:-1] and vshape[-1:] == (1,)):
+    elif vshape != shape and not _one_axis_of_one(vshape, shape):
         raise ValueError(
             f"{name}: var shape {vshape} ({v.dtype}) must be input shape {shape} ({x.dtype}), that shape without "
-            "its last axis, or with a last axis of 1"
+            "its last axis, or that shape with one axis of 1 (or var a Python number)"
         )
     if not v.is_symbolic and (v.numpy() < 0).any():
         raise ValueError(f"{name}: var holds negative values (shape {vshape}, {v.dtype})")
@@ -301,6 +306,13 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     if full:
         loss = loss + 0.5 * _math.log(2 * _math.pi)
     return _rounded(_reduced(loss, reduction, name), dtype)
+
+
+def _one_axis_of_one(vshape: tuple, shape: tuple) -> bool:
+    """Whether ``vshape`` is ``shape`` with exactly one axis of size 1 (PyTorch's shared variance: ``(4, 1, 32, 32)``
+    for ``(4, 3, 32, 32)``, one per pixel over the channels)."""
+    differ = [v for v, n in zip(vshape, shape) if v != n]
+    return len(vshape) == len(shape) and differ == [1]
 
 
 @_op_type(None, tensors=("input", "target"))
@@ -506,7 +518,7 @@ def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8) -> Tensor:
     >>> tl.nn.cosine_similarity(tl.tensor([[1.0, 0.0], [1.0, 1.0]]), tl.tensor([[1.0, 1.0], [2.0, 2.0]])).numpy()
     array([0.70710677, 1.        ], dtype=float32)
     """
-    a, b = _pair(x1, x2, "cosine_similarity")
+    a, b = _pair(x1, x2, "cosine_similarity", ("x1", "x2"))
     try:
         normalize_axis(axis, len(broadcast_shapes(a.shape, b.shape)))
     except (TypeError, ValueError) as e:
