@@ -15,7 +15,7 @@ from .backends import backend, set_backend
 from . import ops
 from .ops.creation import arange, eye, full, linspace, ones, tensor, zeros
 from .ops.linalg import einsum, matmul, tensordot
-from .ops.linalg_functions import matrix_transpose, vecdot
+from .ops.linalg_functions import matrix_transpose, matvec, vecdot, vecmat
 from .ops.math import (
     abs,
     absolute,
@@ -138,6 +138,7 @@ from .ops.elementwise import (
     arctan2,
     arctanh,
     bitwise_and,
+    bitwise_count,
     bitwise_left_shift,
     bitwise_not,
     bitwise_or,
@@ -303,6 +304,9 @@ from .ops.polynomial import poly, polyadd, polyder, polydiv, polyfit, polyint, p
 from .ops.numpy_more import (
     apply_along_axis,
     apply_over_axes,
+    around,
+    concatenate,
+    copy,
     diag_indices_from,
     diagflat,
     divmod,
@@ -313,13 +317,18 @@ from .ops.numpy_more import (
     histogramdd,
     ix_,
     mask_indices,
+    mgrid,
     modf,
+    ndim,
+    ogrid,
     piecewise,
     place,
     put,
     put_along_axis,
     resize,
     setxor1d,
+    shape,
+    size,
     sliding_window_view,
     tril_indices_from,
     trim_zeros,

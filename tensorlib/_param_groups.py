@@ -22,6 +22,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable, Iterator, MutableMapping
 
+import numpy as np
+
 from . import tree
 from .module import Module
 from .tensor import Tensor, Variable
@@ -36,8 +38,8 @@ def is_params(value) -> bool:
     """Whether an optimizer's first argument is its parameters (torch's form) rather than a learning rate."""
     if isinstance(value, Module):
         return True
-    if isinstance(value, (Tensor, str, bytes)) or callable(value):
-        return False
+    if isinstance(value, (Tensor, str, bytes, np.ndarray, np.generic)) or callable(value):
+        return False  # a rate (a 0-d array included: SGD(np.array(0.1)) is a rate), or a schedule
     return isinstance(value, (dict, Iterable))
 
 
@@ -120,10 +122,6 @@ def variables_of(params, who: str) -> list:
         if not isinstance(v, Variable):
             raise TypeError(
                 f"{who}: the parameters hold {type(v).__name__} {v!r} at {list(path)}; parameters are tl.Variables"
-            )
-        if v.dtype.kind not in "fc":
-            raise TypeError(
-                f"{who}: variable {v.name!r} has dtype {v.dtype}; only float and complex variables are trained"
             )
         if v._id not in seen:
             seen.add(v._id)

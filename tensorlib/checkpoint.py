@@ -318,7 +318,9 @@ def _assign_all(arrays: dict, unreadable: dict, target, strict: bool, who: str, 
         raise
     for prefix, opt in optimizers.items():
         head = f"{prefix}." if prefix else ""
-        if any(name.startswith(head) for name in arrays):  # the state holds this optimizer's: nothing stays stale
+        # A state of its training (its step counter or slots) leaves no slot stale; one of settings alone (a
+        # learning rate, hyperparameters, loaded with strict=False) leaves the slots alone.
+        if f"{head}iterations" in arrays or any(name.startswith(f"{head}slots.") for name in arrays):
             opt._state_loaded(f"{head}slots.", arrays)
     for opt, slots in restore:
         opt._restore_slots(slots)

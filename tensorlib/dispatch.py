@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import contextvars
+import math
 import os
 import sys
 import time
@@ -19,7 +20,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from .backends import base as _backends
-from .tensor import Node, Tensor, TensorSpec, Variable, _ids, make
+from .tensor import Node, Tensor, TensorSpec, Variable, _ids, make, scopes
 
 
 class State:
@@ -545,7 +546,7 @@ def record(op, inputs, outputs, attrs, read=None):
             else:
                 ins = inputs
             outs = outputs if outputs.__class__ is tuple else (outputs,)
-            node = Node(op, ins, outs, attrs, None if op.has_gradient else user_site())
+            node = Node(op, ins, outs, attrs, None if op.has_gradient else user_site(), "forward", scopes.get())
         if has_variable:
             for t in inputs:
                 if isinstance(t, Variable):
@@ -638,16 +639,27 @@ def check_int_array_range(arr: np.ndarray, dtype, where) -> None:
     wrapped (``int32 + [2**40]`` gave ``[1]``)."""
     if dtype.kind not in "iu" or not arr.size or np.can_cast(arr.dtype, dtype):
         return
+    if arr.dtype.kind == "f":  # a NaN fits (as the cast reads it); it must not hide the other values' range
+        arr = arr[~np.isnan(arr)]
+        if not arr.size:
+            return
     check_int_bounds(arr.min(), arr.max(), dtype, where)
 
 
 def check_int_bounds(low, high, dtype, where) -> None:
     """The OverflowError of :func:`check_int_array_range` for values from ``low`` to ``high`` (also run by the
-    graph op ``CheckIntRange``, so that a traced conversion says what an eager one says)."""
+    graph op ``CheckIntRange``, so that a traced conversion says what an eager one says).  Floats are truncated
+    toward zero, as the cast does, and compared as Python numbers: exactly (NumPy compares a float64 with the
+    bound rounded to float64, and 2.0**63 passed int64's 2**63 - 1)."""
     info = np.iinfo(dtype)
-    if low < info.min or high > info.max:
-        bad = low if low < info.min else high
-        raise OverflowError(f"{where} holds {bad}, which does not fit in {dtype} (range {info.min}..{info.max})")
+    for bad in (low, high):
+        value = bad.item() if isinstance(bad, np.generic) else bad
+        if isinstance(value, float):
+            fits = math.isnan(value) or (math.isfinite(value) and info.min <= math.trunc(value) <= info.max)
+        else:
+            fits = info.min <= value <= info.max
+        if not fits:
+            raise OverflowError(f"{where} holds {bad}, which does not fit in {dtype} (range {info.min}..{info.max})")
 
 
 def _where(op, index):

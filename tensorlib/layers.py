@@ -112,6 +112,9 @@ __all__ = [
     "Threshold",
     "Softplus",
     "RReLU",
+    "LocalResponseNorm",
+    "Unfold",
+    "Fold",
     "Cropping1D",
     "Cropping2D",
     "Cropping3D",
@@ -650,7 +653,9 @@ class Conv2DTranspose(_Conv):
     """Transposed 2-D convolution (the gradient of a :class:`Conv2D` with respect to its input): Keras'
     ``Conv2DTranspose`` with explicit sizes, :func:`tl.nn.conv2d_transpose` with the output size computed.  The
     ``kernel`` is ``(kh, kw, out_channels, in_channels)`` as in Keras and TensorFlow; PyTorch's
-    ``nn.ConvTranspose2d`` weight ``(in, out, kh, kw)`` is it transposed ``(3, 2, 0, 1)``.
+    ``nn.ConvTranspose2d`` weight ``(in, out, kh, kw)`` is it transposed ``(3, 2, 0, 1)``.  ``groups=g`` (PyTorch's)
+    gives each of ``g`` groups of input channels its own ``out_channels / g`` outputs: the kernel is ``(kh, kw,
+    out_channels / g, in_channels)``, PyTorch's ``(in, out / g, kh, kw)`` transposed the same way.
 
     The output size per spatial dimension (input size ``n``, stride ``s``, dilated kernel size ``k``), as Keras:
     ``"SAME"`` gives ``n * s``, ``"VALID"`` ``n * s + max(k - s, 0)``; with ``output_padding=p`` they are
@@ -680,11 +685,12 @@ class Conv2DTranspose(_Conv):
         seed: int | None = None,
         dtype=_dt.float32,
         data_format: str | None = None,
+        groups: int = 1,
     ):
         name, rank = type(self).__name__, self._rank
         super().__init__(
             in_channels, out_channels, kernel_size, strides, padding, dilations, activation, use_bias,
-            kernel_initializer, bias_initializer, seed, dtype, data_format,
+            kernel_initializer, bias_initializer, seed, dtype, data_format, groups,
         )  # fmt: skip
         # The output size needs the numbers: strides and dilations as tuples, padding checked here.
         self.strides = _sizes(strides, rank, "strides", name)
@@ -709,7 +715,7 @@ class Conv2DTranspose(_Conv):
             self.output_padding = pads
 
     def _kernel_shape(self) -> tuple:
-        return (*self.kernel_size, self.out_channels, self.in_channels)
+        return (*self.kernel_size, self.out_channels // self.groups, self.in_channels)
 
     def _output_size(self, n: int, axis: int) -> int:
         s, d = self.strides[axis], self.dilations[axis]
@@ -776,11 +782,31 @@ class Conv2DTranspose(_Conv):
         return _shape.pad(y, pads)
 
     def _convolve(self, x):
+        """The transposed convolution, or with ``groups`` groups: input channels ``[g * I, (g + 1) * I)`` with the
+        kernel's ``[g * I, (g + 1) * I)`` (its last axis) give output channels ``[g * O, (g + 1) * O)``,
+        concatenated in group order (PyTorch's ``ConvTranspose2d(groups=)``)."""
         padding, shape, zeros = self._op_geometry(self._output_shape(x))
-        y = _nn.conv2d_transpose(
-            x, self.kernel, shape, self.strides, padding, self.dilations, data_format=self.data_format
+        if self.groups == 1:
+            return self._zeros_after(self._transposed(x, self.kernel, shape, padding), zeros)
+        axis = 1 if self.data_format[1] == "C" else x.ndim - 1
+        inputs, outputs = self.in_channels // self.groups, self.out_channels // self.groups
+        lead, shape = (slice(None),) * axis, list(shape)
+        shape[axis] = outputs
+        parts = [
+            self._transposed(
+                x[(*lead, slice(g * inputs, (g + 1) * inputs))],
+                self.kernel[..., g * inputs : (g + 1) * inputs],
+                tuple(shape),
+                padding,
+            )
+            for g in range(self.groups)
+        ]
+        return self._zeros_after(_shape.concat(parts, axis=axis), zeros)
+
+    def _transposed(self, x, kernel, shape, padding):
+        return _nn.conv2d_transpose(
+            x, kernel, shape, self.strides, padding, self.dilations, data_format=self.data_format
         )
-        return self._zeros_after(y, zeros)
 
     def extra_repr(self) -> str:
         text = super().extra_repr()
@@ -803,21 +829,20 @@ class Conv1DTranspose(Conv2DTranspose):
 
     _rank = 1
 
-    def _convolve(self, x):
-        padding, shape, zeros = self._op_geometry(self._output_shape(x))
+    def _transposed(self, x, kernel, shape, padding):
         first = self.data_format == "NCW"
         image = _shape.expand_dims(x, 2 if first else 1)  # (batch, 1, width, channels) or (batch, channels, 1, width)
         padding = padding if isinstance(padding, str) else ((0, 0), *padding)
         y = _nn.conv2d_transpose(
             image,
-            _shape.expand_dims(self.kernel, 0),
+            _shape.expand_dims(kernel, 0),
             (shape[0], shape[1], 1, shape[2]) if first else (shape[0], 1, *shape[1:]),
             (1, *self.strides),
             padding,
             (1, *self.dilations),
             data_format="NCHW" if first else "NHWC",
         )
-        return self._zeros_after(_shape.squeeze(y, 2 if first else 1), zeros)
+        return _shape.squeeze(y, 2 if first else 1)
 
 
 def _index_value(value) -> int:
@@ -845,24 +870,34 @@ def _transpose_padding(padding, layer: str, rank: int = 2):
 
 class _Pool(Module):
     """Pooling layers: ``_function`` over ``ksize`` windows (``strides`` defaults to ``ksize``) of inputs with
-    ``_rank`` spatial dimensions; ``data_format=None`` is channels-last."""
+    ``_rank`` spatial dimensions; ``data_format=None`` is channels-last.  PyTorch's options (``ceil_mode``,
+    ``count_include_pad``, ``divisor_override`` for the averages, ``dilations``, ``ceil_mode``, ``return_indices``
+    for the maxima, an int ``padding``) are passed on to the function, as ``nn.MaxPool2d(3, 2, 1, ceil_mode=True)``:
+
+    >>> import tensorlib as tl
+    >>> tl.nn.MaxPool2D(3, 2, 1, data_format="NCHW", ceil_mode=True)(tl.ones((1, 1, 6, 6))).shape
+    (1, 1, 4, 4)
+    """
 
     _function = None
     _rank = 2
 
-    def __init__(self, ksize=2, strides=None, padding="VALID", data_format: str | None = None):
+    def __init__(self, ksize=2, strides=None, padding="VALID", data_format: str | None = None, **torch_options):
         super().__init__()
         self.ksize = ksize
         self.strides = ksize if strides is None else strides
         self.padding = padding
         self.data_format = _layer_format(self, data_format)
+        self.torch_options = dict(torch_options)
 
     def forward(self, x):
         x = _image(x, type(self).__name__, self._rank, self.data_format)
-        return type(self)._function(x, self.ksize, self.strides, self.padding, data_format=self.data_format)
+        function = type(self)._function
+        return function(x, self.ksize, self.strides, self.padding, data_format=self.data_format, **self.torch_options)
 
     def extra_repr(self) -> str:
         text = f"ksize={self.ksize}, strides={self.strides}, padding={self.padding!r}"
+        text += "".join(f", {k}={v!r}" for k, v in self.torch_options.items())
         return _with_format(self, text)
 
 
@@ -2254,6 +2289,71 @@ class RReLU(Module):
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}"
+
+
+class LocalResponseNorm(Module):
+    """PyTorch's ``nn.LocalResponseNorm(size, alpha=1e-4, beta=0.75, k=1.0)`` over the channel ``axis`` (PyTorch's
+    1 by default; -1 for channels last): :func:`tl.nn.local_response_norm`.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.LocalResponseNorm(2, alpha=1.0, beta=1.0)(np.array([[2.0, 0.0]])).numpy().tolist()
+    [[0.6666666666666666, 0.0]]
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0, axis: int = 1):
+        super().__init__()
+        self.size = _int_argument(size, "size", "LocalResponseNorm")
+        for name, value in (("alpha", alpha), ("beta", beta), ("k", k)):
+            if not _number_in(value, -math.inf, math.inf) or math.isinf(value):
+                raise ValueError(f"LocalResponseNorm: {name} must be a finite number, got {value!r}")
+        self.alpha, self.beta, self.k = float(alpha), float(beta), float(k)
+        self.axis = _int_argument(axis, "axis", "LocalResponseNorm")
+
+    def forward(self, x):
+        x = _as_tensor(x, self)
+        return _nn.local_response_norm(x, self.size, self.alpha, self.beta, self.k, self.axis)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}, axis={self.axis}"
+
+
+class Unfold(Module):
+    """PyTorch's ``nn.Unfold(kernel_size, dilation=1, padding=0, stride=1)``: :func:`tl.nn.unfold` of NCHW inputs.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Unfold(2)(tl.ones((1, 3, 4, 4))).shape
+    (1, 12, 9)
+    """
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, x):
+        return _nn.unfold(_as_tensor(x, self), self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+
+
+class Fold(Unfold):
+    """PyTorch's ``nn.Fold(output_size, kernel_size, dilation=1, padding=0, stride=1)``: :func:`tl.nn.fold`.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.Fold((4, 4), 2)(tl.ones((1, 12, 9))).shape
+    (1, 3, 4, 4)
+    """
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, x):
+        x = _as_tensor(x, self)
+        return _nn.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, " + super().extra_repr()
 
 
 # ------------------------------------------------------------------ recurrent layers (on tl.scan)
@@ -4000,12 +4100,6 @@ class _PixelShuffle(Module):
         self.factor = _positive(self._FACTOR, factor, type(self).__name__)
         self.data_format = _data_format(data_format, type(self).__name__)
 
-    def _input(self, x):
-        x = _image(x, type(self).__name__, 2, self.data_format)
-        if self.data_format == "NCHW":
-            return x, x.shape[0], x.shape[1], x.shape[2], x.shape[3]
-        return x, x.shape[0], x.shape[3], x.shape[1], x.shape[2]
-
     def extra_repr(self) -> str:
         text = f"{self._FACTOR}={self.factor}"
         return text if self.data_format == "NHWC" else f"{text}, data_format={self.data_format!r}"
@@ -4028,19 +4122,8 @@ class PixelShuffle(_PixelShuffle):
     _FACTOR = "upscale_factor"
 
     def forward(self, x):
-        x, n, c, h, w = self._input(x)
-        r = self.factor
-        if c is None or c % (r * r) or None in (h, w):
-            raise ValueError(
-                f"PixelShuffle: the channels must be known and a multiple of upscale_factor**2 = {r * r}, and the "
-                f"height and width known, got input shape {_shown(x)} ({self.data_format})"
-            )
-        c //= r * r
-        if self.data_format == "NCHW":
-            y = _shape.transpose(_shape.reshape(x, (-1, c, r, r, h, w)), (0, 1, 4, 2, 5, 3))
-            return _shape.reshape(y, (_batch_size(n), c, h * r, w * r))
-        y = _shape.transpose(_shape.reshape(x, (-1, h, w, c, r, r)), (0, 1, 4, 2, 5, 3))
-        return _shape.reshape(y, (_batch_size(n), h * r, w * r, c))
+        x = _image(x, type(self).__name__, 2, self.data_format)
+        return _nn.composed.shuffled(x, self.factor, self.data_format, "PixelShuffle")
 
 
 class PixelUnshuffle(_PixelShuffle):
@@ -4055,19 +4138,8 @@ class PixelUnshuffle(_PixelShuffle):
     _FACTOR = "downscale_factor"
 
     def forward(self, x):
-        x, n, c, h, w = self._input(x)
-        r = self.factor
-        if None in (c, h, w) or h % r or w % r:
-            raise ValueError(
-                f"PixelUnshuffle: the height and width must be known multiples of downscale_factor={r}, got input "
-                f"shape {_shown(x)} ({self.data_format})"
-            )
-        h, w = h // r, w // r
-        if self.data_format == "NCHW":
-            y = _shape.transpose(_shape.reshape(x, (-1, c, h, r, w, r)), (0, 1, 3, 5, 2, 4))
-            return _shape.reshape(y, (_batch_size(n), c * r * r, h, w))
-        y = _shape.transpose(_shape.reshape(x, (-1, h, r, w, r, c)), (0, 1, 3, 5, 2, 4))
-        return _shape.reshape(y, (_batch_size(n), h, w, c * r * r))
+        x = _image(x, type(self).__name__, 2, self.data_format)
+        return _nn.composed.unshuffled(x, self.factor, self.data_format, "PixelUnshuffle")
 
 
 class Bilinear(Module):

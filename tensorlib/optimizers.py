@@ -1220,6 +1220,7 @@ class Optimizer:
             owner.update({vid: 0 for vid in self._slots if vid not in owner})
         first = 0 if from_constructor else len(self._groups)  # the index the first of these groups gets
         for n, group in enumerate(groups):
+            _check_float([(None, None, var) for var in group["params"]], who)
             for var in group["params"]:
                 if var._id in owner:
                     raise ValueError(

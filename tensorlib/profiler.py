@@ -254,7 +254,9 @@ def annotate(name: str):
     ``jax.profiler.TraceAnnotation``): each op run inside gets the block's name in its ``scope``, nested
     blocks join theirs with ``/``, and each block becomes a :class:`RangeEvent` in ``prof.ranges`` (a box
     on the trace's "annotations" row), also when the block raises.  Without a profile it costs a
-    context-variable write.  A ``tl.function``'s graph ops get the scope of the blocks its call runs in.
+    context-variable write.  A ``tl.function``'s graph ops get the scope of the blocks its call runs in.  A
+    gradient op, eager or traced, gets the blocks its gradient is taken in followed by its forward op's blocks
+    (TF's ``gradients/<scope>``), so a profile adds up each block's forward and backward time.
 
     >>> import tensorlib as tl
     >>> with tl.profile() as prof:

@@ -337,3 +337,62 @@ def test_a_traced_narrowing_variable_assign_is_checked_when_it_runs_as_eagerly()
     with pytest.raises(OverflowError, match=r"Variable.assign: .* 'counts' int32 holds 1099511627776, which does"):
         store(tl.tensor(np.array([2**40, 1], np.int64)))
     assert v.numpy().tolist() == fits.tolist()  # untouched, as eagerly
+
+
+def _scoped_step(x):
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        with tl.profiler.annotate("layer1"):
+            y = tl.sin(x) * 2.0
+        z = tl.sum(y)
+    with tl.profiler.annotate("grads"):
+        return tape.gradient(z, x)
+
+
+def test_gradient_ops_take_their_forward_ops_annotate_blocks():
+    # TF names a gradient op gradients/<its forward op's scope>: here the blocks the gradient is taken in, then
+    # the forward op's blocks.  Reference: the forward ops' own scopes; d/dx sum(2 sin x) = 2 cos x (NumPy).
+    x = tl.tensor(np.array([0.1, 0.7, 2.0]))
+    f = tl.function(_scoped_step)
+    for fn in (_scoped_step, f, f):  # eager, then the traced function interpreted and compiled
+        with tl.profile() as prof:
+            g = fn(x)
+        np.testing.assert_allclose(g.numpy(), 2 * np.cos(x.numpy()))
+        events = [(e.op_type, e.scope) for e in prof.events]
+        assert events[:2] == [("Sin", "layer1"), ("Mul", "layer1")]
+        assert ("Cos", "grads/layer1") in events and ("Sum", "") not in events[3:]
+        assert {s for op, s in events[3:] if op == "Mul"} == {"grads/layer1"}
+    graph = f.get_graph(x)
+    cos = [n for n in graph.nodes if n.op_type == "Cos"]
+    assert [(n.phase, n.scope) for n in cos] == [("gradient", ("grads", "layer1"))]
+    assert "Cos(%0) : float64[3]  # scope grads/layer1" in str(graph)
+
+
+def test_gradient_taken_in_the_forward_block_nests_once_and_an_error_leaves_no_scope():
+    from tensorlib.tensor import scopes
+
+    x = tl.tensor(np.array([0.5, 1.5]))
+    with tl.profile() as prof:
+        with tl.profiler.annotate("step"):
+            with tl.GradientTape() as tape:
+                tape.watch(x)
+                with tl.profiler.annotate("layer"):
+                    y = tl.sin(x)
+                z = tl.sum(y)
+            np.testing.assert_allclose(tape.gradient(z, x).numpy(), np.cos(x.numpy()))
+    assert ("Cos", "step/layer") in [(e.op_type, e.scope) for e in prof.events]  # not step/step/layer
+
+    @tl.custom_gradient
+    def broken(x):
+        def grad(dy):
+            raise ValueError("rule failed")
+
+        return x * 1.0, grad
+
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        with tl.profiler.annotate("block"):
+            y = broken(x)
+    with pytest.raises(ValueError, match="rule failed"):
+        tape.gradient(y, x)
+    assert scopes.get() == ()

@@ -213,3 +213,155 @@ def test_at_modes_match_jax():
     for mode in ("clip", "fill"):
         want = jnp.asarray(x).at[index].get(mode=mode)
         np.testing.assert_array_equal(tl.tensor(x).at[index].get(mode=mode).numpy(), np.asarray(want))
+
+
+# ---------------------------------------------------------------- a narrowing conversion's range check
+@pytest.mark.parametrize(
+    "data, dtype",
+    [
+        ([2.0**63], "int64"),  # NumPy's float64 bound 2**63 - 1 rounds to 2**63: the value passed and wrapped
+        ([-(2.0**63) * 1.5], "int64"),
+        ([np.nan, 1e20], "int32"),  # min and max of an array with a NaN are NaN: the 1e20 was not seen
+        ([1e20, np.nan, 3.0], "int64"),
+        ([np.inf], "int32"),
+    ],
+)
+@pytest.mark.parametrize("traced", [False, True])
+def test_tensor_of_floats_out_of_an_int_range_overflows(data, dtype, traced):
+    # tl.tensor(floats, dtype=int) raises OverflowError where a value does not fit (DESIGN's integer rule); eagerly
+    # 2.0**63 into int64 gave -2**63 (NumPy compares with the bound rounded to float64) and a NaN beside 1e20 hid it.
+    # Reference: the exact comparison of Python's float with the int bound (math.trunc), as the traced check did.
+    make = tl.function(lambda x: tl.tensor(x, dtype=dtype)) if traced else (lambda x: tl.tensor(x, dtype=dtype))
+    with pytest.raises(OverflowError, match=rf"tensor: data holds .*, which does not fit in {dtype}"):
+        make(np.array(data))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_tensor_of_floats_that_truncate_into_an_int_range_converts(traced):
+    # NumPy's astype truncates toward zero: 2147483647.5 is int32's 2147483647 and -2147483648.5 its -2147483648;
+    # both raised OverflowError though they fit once truncated.  Reference: numpy's astype of those values.
+    data = np.array([2147483647.5, -2147483648.5, -0.9, 3.7])
+    make = tl.function(lambda x: tl.tensor(x, dtype="int32")) if traced else (lambda x: tl.tensor(x, dtype="int32"))
+    np.testing.assert_array_equal(make(data).numpy(), data.astype(np.int32))
+
+
+# ---------------------------------------------------------------- einsum's casting= without dtype=
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("int64", "float64"), ("int32", "int64"), ("float64",) * 2])
+def test_einsum_casting_without_dtype_follows_numpy(casting, dtypes):
+    # numpy.einsum casts its operands to their common dtype under `casting`: 'no' and 'equiv' refuse operands of
+    # different dtypes (TypeError); tensorlib ignored casting without dtype= and promoted.  Reference: numpy.einsum.
+    a, b = np.arange(1, 4).astype(dtypes[0]), np.arange(2, 5).astype(dtypes[1])
+    try:
+        want = np.einsum("i,i->", a, b, casting=casting)
+    except TypeError:
+        with pytest.raises(TypeError, match=rf"Einsum: casting='{casting}' does not allow the operands' dtypes"):
+            tl.einsum("i,i->", a, b, casting=casting)
+        return
+    got = tl.einsum("i,i->", a, b, casting=casting)
+    assert got.dtype == want.dtype and got.numpy() == want
+
+
+def test_einsum_refuses_an_unknown_casting():
+    with pytest.raises(ValueError, match=r"Einsum: casting must be one of 'no', .* got 'bogus'"):
+        tl.einsum("i,i->", np.ones(2), np.ones(2), casting="bogus")
+
+
+# ---------------------------------------------------------------- reshape / ravel order 'A' and 'K' of NumPy arrays
+_B = np.arange(24.0).reshape(2, 3, 4)
+LAYOUTS = {
+    "fortran": np.asfortranarray(_B),
+    "transposed": _B.transpose(2, 0, 1),
+    "reversed": _B[:, ::-1].transpose(1, 2, 0),
+    "strided": np.asfortranarray(_B)[:, 1:],
+    "c": _B,
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_ravel_and_reshape_follow_a_numpy_arrays_layout(layout):
+    # numpy.reshape(a, shape, order='A') reads a Fortran-contiguous array in Fortran order, and ravel(order='K') in
+    # memory order; tl.reshape and tl.ravel of such a NumPy array read it in C order (a silently permuted result).
+    # A Tensor has no layout: C order.  Reference: numpy.reshape and numpy.ravel of the same arrays.
+    a = LAYOUTS[layout]
+    for order in ("A", "K"):
+        np.testing.assert_array_equal(tl.ravel(a, order=order).numpy(), np.ravel(a, order=order))
+    np.testing.assert_array_equal(tl.reshape(a, (4, -1), order="A").numpy(), np.reshape(a, (4, -1), order="A"))
+    np.testing.assert_array_equal(tl.ravel(tl.tensor(a), order="K").numpy(), np.ravel(np.ascontiguousarray(a)))
+
+
+# ---------------------------------------------------------------- transposed convolutions with groups=
+def _conv_transpose_1d_reference(x, kernel, stride, pad, dilation, groups):
+    """PyTorch's conv_transpose1d(groups=) as a NumPy scatter: each input cell of channel group G spreads
+    ``x * kernel[tap, :, its channel]`` over output channels ``[G O, (G + 1) O)`` at ``i s + tap d - pad``."""
+    batch, width, cin = x.shape
+    taps, per_group, _ = kernel.shape
+    inputs = cin // groups
+    out = (width - 1) * stride + (taps - 1) * dilation + 1 - 2 * pad
+    y = np.zeros((batch, out, per_group * groups))
+    for i in range(width):
+        for t in range(taps):
+            p = i * stride + t * dilation - pad
+            if 0 <= p < out:
+                for G in range(groups):
+                    channels = slice(G * inputs, (G + 1) * inputs)
+                    y[:, p, G * per_group : (G + 1) * per_group] += x[:, i, channels] @ kernel[t, :, channels].T
+    return y
+
+
+@pytest.mark.parametrize("groups, cin, cout", [(2, 4, 6), (4, 4, 8), (3, 6, 3)])
+@pytest.mark.parametrize("stride, pad, dilation", [(1, 0, 1), (2, 1, 1), (2, 1, 2)])
+def test_conv_transpose_layers_take_groups(groups, cin, cout, stride, pad, dilation):
+    # PyTorch's ConvTranspose1d/2d take groups= (a grouped decoder, the transpose of a grouped Conv); tensorlib's
+    # Conv1DTranspose and Conv2DTranspose did not (a TypeError), so such a model could not be ported.  Reference: a
+    # NumPy scatter loop over taps and groups; the input gradient against central differences; torch's
+    # conv_transpose2d where installed.
+    rng = np.random.default_rng(3)
+    layer = tl.nn.Conv1DTranspose(
+        cin, cout, 3, strides=stride, padding=(pad, pad), dilations=dilation, groups=groups, use_bias=False,
+        seed=0, dtype="float64",
+    )  # fmt: skip
+    assert layer.kernel.shape == (3, cout // groups, cin)
+    x = rng.standard_normal((2, 5, cin))
+    want = _conv_transpose_1d_reference(x, layer.kernel.numpy(), stride, pad, dilation, groups)
+    np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12, atol=1e-12)
+    weights = rng.standard_normal(want.shape)
+    g = tl.grad(lambda a: tl.sum(layer(a) * weights))(tl.tensor(x)).numpy()
+    kernel = layer.kernel.numpy()
+    fd = central_differences(
+        lambda a: np.sum(_conv_transpose_1d_reference(a, kernel, stride, pad, dilation, groups) * weights), x
+    )
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+    square = tl.nn.Conv2DTranspose(
+        cin, cout, 3, strides=stride, padding=((pad, pad),) * 2, dilations=dilation, groups=groups, seed=1,
+        dtype="float64", data_format="NCHW",
+    )  # fmt: skip
+    image = rng.standard_normal((2, cin, 4, 5))
+    got = square(image).numpy()
+    rows = [  # each row of the image is a 1-D transposed conv per kernel row, summed into the output rows
+        _conv_transpose_1d_reference(
+            np.moveaxis(image[:, :, r], 1, -1), square.kernel.numpy()[kr], stride, pad, dilation, groups
+        )  # fmt: skip
+        for r in range(4)
+        for kr in range(3)
+    ]
+    out_rows = (4 - 1) * stride + 2 * dilation + 1 - 2 * pad
+    expected = np.zeros((2, out_rows, rows[0].shape[1], cout))
+    for r in range(4):
+        for kr in range(3):
+            p = r * stride + kr * dilation - pad
+            if 0 <= p < out_rows:
+                expected[:, p] += rows[r * 3 + kr]
+    np.testing.assert_allclose(got, np.moveaxis(expected, -1, 1) + square.bias.numpy()[:, None, None], atol=1e-12)
+    torch = pytest.importorskip("torch")
+    weight = torch.tensor(np.transpose(square.kernel.numpy(), (3, 2, 0, 1)))
+    ref = torch.nn.functional.conv_transpose2d(
+        torch.tensor(image), weight, torch.tensor(square.bias.numpy()), stride=stride, padding=pad,
+        dilation=dilation, groups=groups,
+    )  # fmt: skip
+    np.testing.assert_allclose(got, ref.numpy(), atol=1e-12)
+
+
+def test_conv_transpose_groups_must_divide_the_channels():
+    with pytest.raises(ValueError, match=r"Conv2DTranspose: groups=3 must divide in_channels=4 and out_channels=6"):
+        tl.nn.Conv2DTranspose(4, 6, 3, groups=3)

@@ -108,6 +108,26 @@ def test_a_partial_load_restarts_the_slots_it_does_not_give():
     _first_adam_step_is_lr(before, b.numpy(), grad, 0.1)
 
 
+def test_a_load_of_settings_alone_keeps_the_slots():
+    # strict=False with a learning rate and a hyperparameter only (no step counter, no slot) changes those and
+    # keeps the moments: the next step is Adam's third, written out in NumPy.
+    w = tl.Variable(np.array([1.0, -1.0]))
+    opt = O.Adam(0.1, epsilon=0.0)
+    grads = [np.array([0.5, -2.0]), np.array([1.0, 0.3]), np.array([-0.4, 0.7])]
+    for g in grads[:2]:
+        opt.apply([tl.tensor(g)], [w])
+    missing, _ = opt.load_state_dict(
+        {"learning_rate": np.float64(0.05), "hyperparameters.beta_2": np.float64(0.99)}, strict=False
+    )
+    assert "slots.0.m" in missing
+    before = w.numpy().copy()
+    opt.apply([tl.tensor(grads[2])], [w])
+    m = 0.9**2 * 0.1 * grads[0] + 0.9 * 0.1 * grads[1] + 0.1 * grads[2]
+    v = 0.99 * (0.999 * 0.001 * grads[0] ** 2 + 0.001 * grads[1] ** 2) + 0.01 * grads[2] ** 2
+    expected = before - 0.05 * (m / (1 - 0.9**3)) / np.sqrt(v / (1 - 0.99**3))
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-12)
+
+
 def test_a_second_load_forgets_the_pending_slots_of_the_first():
     # A fresh optimizer keeps a file's slots until their variable is first seen; a second (partial) load of a
     # file without them kept the first file's, and the first step of b started from them.
@@ -261,6 +281,8 @@ def test_param_groups_refuse_what_torch_refuses_and_more():
         O.Adam([a], lr=0.1, learning_rate=0.2)
     with pytest.raises(TypeError, match=r"SGD: the parameters hold int 3 at \[0\]; parameters are tl.Variables"):
         O.SGD([3], lr=0.1)
+    with pytest.raises(TypeError, match=r"SGD: variable .* has dtype int64; only float and complex variables are"):
+        O.SGD([tl.Variable(np.array([1, 2]))], lr=0.1)
     opt = O.SGD([a], lr=0.1)
     with pytest.raises(ValueError, match=r"SGD.add_param_group: variable .* is in parameter groups 0 and 1"):
         opt.add_param_group({"params": [a]})
@@ -274,6 +296,16 @@ def test_param_groups_refuse_what_torch_refuses_and_more():
     with pytest.raises(TypeError, match=r"cannot be replaced; add the variables with add_param_group"):
         opt.param_groups[0]["params"] = [b]
     assert len(opt.param_groups) == 1 and opt.param_groups[0]["momentum"] == 0.0
+
+
+def test_a_rate_given_as_an_array_or_a_variable_is_still_a_rate():
+    # SGD(np.array(0.1)) had become "parameters" (a 0-d array is iterable) and failed: "iteration over a 0-d array".
+    w = tl.Variable(np.array([1.0]))
+    for rate in (np.array(0.5), np.float64(0.5), tl.Variable(np.float64(0.5))):
+        opt = O.SGD(rate)
+        opt.apply([tl.tensor([1.0])], [w])
+        assert opt.learning_rate == 0.5
+    np.testing.assert_allclose(w.numpy(), [-0.5])
 
 
 def test_add_param_group_takes_the_constructors_settings_and_a_keras_optimizer_groups_too():

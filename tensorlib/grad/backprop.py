@@ -11,6 +11,7 @@ import inspect
 
 from ..tensor import Tensor
 from ..tensor import phase as _phase
+from ..tensor import scopes as _scopes
 from . import registry
 from .registry import once_per_pass  # noqa: F401  (the engine's memo; rules import it from the registry)
 
@@ -48,6 +49,7 @@ def _backprop(nodes, targets, target_grads, sources, unconnected):
     lookup = registry.lookup
     rules = None if registry.active_overrides() else registry.rules
     memo = _phase.memo
+    outer = _scopes.get()
     for node in reversed(relevant):
         outs = node.outputs
         if len(outs) == 1:
@@ -69,27 +71,33 @@ def _backprop(nodes, targets, target_grads, sources, unconnected):
         variadic = op.variadic
         if single is not None and variadic:
             out_grads = (single,)
-        for i, t in enumerate(node.inputs):
-            if t._id not in needs:
-                continue
-            fn = per_input[0] if variadic else per_input[i]
-            if fn is None:  # an input used for its shape or as indices: no gradient flows to it
-                continue
-            if variadic:
-                g = fn(node, *out_grads, index=i)
-            elif single is not None:
-                g = fn(node, single)
-            else:
-                g = fn(node, *out_grads)
-            if g is None:
-                continue
-            if g.__class__ is not Tensor or g.shape != t.shape or g.dtype is not t.dtype:
-                g = fit_to(checked(g, t, node, i, fn), t)
-            if t._value is None and None in t.shape and _may_broadcast_at_run_time(t, node):
-                g = _sum_to_like(g, t)
-            key = t._id
-            prev = grads.get(key)
-            grads[key] = g if prev is None else prev + g
+        # A traced node's gradient ops go in its profiler.annotate blocks too (TF's gradients/<scope>).
+        token = _scopes.set(_joined_scope(outer, node.scope)) if node.scope else None
+        try:
+            for i, t in enumerate(node.inputs):
+                if t._id not in needs:
+                    continue
+                fn = per_input[0] if variadic else per_input[i]
+                if fn is None:  # an input used for its shape or as indices: no gradient flows to it
+                    continue
+                if variadic:
+                    g = fn(node, *out_grads, index=i)
+                elif single is not None:
+                    g = fn(node, single)
+                else:
+                    g = fn(node, *out_grads)
+                if g is None:
+                    continue
+                if g.__class__ is not Tensor or g.shape != t.shape or g.dtype is not t.dtype:
+                    g = fit_to(checked(g, t, node, i, fn), t)
+                if t._value is None and None in t.shape and _may_broadcast_at_run_time(t, node):
+                    g = _sum_to_like(g, t)
+                key = t._id
+                prev = grads.get(key)
+                grads[key] = g if prev is None else prev + g
+        finally:
+            if token is not None:
+                _scopes.reset(token)
         if memo:  # what the rules of this node shared (once_per_pass) is not needed again
             memo.clear()
     result = []
@@ -99,6 +107,17 @@ def _backprop(nodes, targets, target_grads, sources, unconnected):
             g = math_ops.zeros_like(s)
         result.append(g)
     return result
+
+
+def _joined_scope(outer: tuple, scope: tuple) -> tuple:
+    """The scope of a gradient op: the blocks the gradient is taken in, then its forward node's blocks that are not
+    among them (``("step",)`` and ``("step", "conv1")`` give ``("step", "conv1")``)."""
+    shared = 0
+    for a, b in zip(outer, scope):
+        if a != b:
+            break
+        shared += 1
+    return outer + scope[shared:]
 
 
 class GradientRuleError(TypeError):

@@ -146,12 +146,10 @@ def _cumulative(scan, initial, name, x, axis, dtype, include_initial):
     """NumPy 2's ``cumulative_sum``/``cumulative_prod``: the axis may be left out of a 1-d input only,
     ``dtype`` is the accumulator, ``include_initial`` starts with the identity."""
     x = as_tensor(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(
-                f"{name}: an input of more than one dimension needs an axis, got shape {x.shape} ({x.dtype})"
-            )
-        x, axis = shape_ops.reshape(x, (-1,)), 0
+    if axis is None and x.ndim > 1:
+        raise ValueError(f"{name}: an input of more than one dimension needs an axis, got shape {x.shape} ({x.dtype})")
+    # A 0-d x with axis 0 or -1 is the flattened one, as NumPy's (the kernel gave (1,) where the rule said ()).
+    x, axis = _cumulative_flat_or(x, axis, name)
     ax = normalize_axis(as_int(axis, f"{name}: axis"), x.ndim, f"{name} (shape {x.shape}): axis")
     out = reduce_ops.accumulated_in(scan, x, dtype, ax)
     if include_initial:
@@ -828,7 +826,8 @@ def moveaxis(x, source, destination) -> Tensor:
 
 def ravel(x, order: str = "C") -> Tensor:
     """The elements as a 1-d tensor (``numpy.ravel``; values are immutable, so never a view); ``order="F"``
-    lists them with the first index fastest.
+    lists them with the first index fastest.  ``"A"`` and ``"K"`` are C's order for a Tensor, which has no memory
+    layout; for a NumPy array NumPy's: F's where it is Fortran-contiguous (``"A"``), its memory order (``"K"``).
 
     >>> import tensorlib as tl
     >>> tl.tensor([[1, 2], [3, 4]]).ravel().numpy().tolist()
@@ -836,7 +835,9 @@ def ravel(x, order: str = "C") -> Tensor:
     >>> tl.ravel(tl.tensor([[1, 2], [3, 4]]), order="F").numpy().tolist()
     [1, 3, 2, 4]
     """
-    if shape_ops.fortran_order(order, "ravel", ("C", "F", "A", "K")):
+    if order == "K" and isinstance(x, np.ndarray):  # memory order: the axes by decreasing stride
+        return shape_ops.reshape(shape_ops.transpose(x, np.argsort([-abs(s) for s in x.strides], kind="stable")), (-1,))
+    if shape_ops.fortran_order(order, "ravel", ("C", "F", "A", "K"), x):
         x = shape_ops.transpose(x)
     return shape_ops.reshape(x, (-1,))
 
@@ -1141,7 +1142,7 @@ def _take_along_infer(x, indices, *, axis):
     shape_ops.check_integer_indices(indices)
     if len(x.shape) != len(indices.shape):
         raise ValueError(f"indices of shape {indices.shape} must have the rank of x {x.shape}")
-    ax = normalize_axis(axis, len(x.shape))
+    ax = normalize_axis(axis, len(x.shape), scalar_axis=False)  # (the kernel indexed axis 0 of a 0-d x)
     for i, (a, b) in enumerate(zip(x.shape, indices.shape)):
         if i != ax and a != b and None not in (a, b):
             raise ValueError(f"x {x.shape} and indices {indices.shape} differ outside axis {axis}")
@@ -1551,7 +1552,7 @@ def nan_after_unknown_slices(flat):
 def _empty_slice_nans(a, axis, keepdims, name):
     """NumPy's median of empty slices: NaN (float64 for integers), of the reduced shape; else None."""
     a = as_tensor(a)
-    reduce_ops._check_axis(a, axis, name, scalar_axis=False)
+    reduce_ops._check_axis(a, axis, name, scalar_axis=False)  # NumPy's median has no axis 0 of a 0-d array
     if 0 not in (a.shape[i] for i in normalize_axes(axis, a.ndim) if i < a.ndim):
         return None
     if a.dtype.kind not in "fc":

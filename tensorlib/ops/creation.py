@@ -279,10 +279,11 @@ _check_int_range = defop(
 
 @_check_int_range.generic
 def _check_int_range_kernel(xp, x, *, dtype, where):
-    if x.size:  # NaN compares false: a float NaN fits, as eagerly
-        low, high = xp.min(x), xp.max(x)
-        scalar = int if xp.isdtype(x.dtype, "integral") else float
-        dispatch.check_int_bounds(scalar(low), scalar(high), dtype, where)
+    if x.size:  # a float NaN fits, as eagerly: read as 0 here, so that it hides no other value
+        integral = xp.isdtype(x.dtype, "integral")
+        values = x if integral else xp.where(xp.isnan(x), xp.zeros_like(x), x)
+        scalar = int if integral else float
+        dispatch.check_int_bounds(scalar(xp.min(values)), scalar(xp.max(values)), dtype, where)
     return x
 
 

@@ -255,13 +255,17 @@ def _take_diagonals(ins, xs):
     return ins, xs
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
 def einsum(subscripts, *operands, optimize=True, dtype=None, casting: str = "safe") -> Tensor:
     """Einstein summation (``numpy.einsum`` notation: ellipsis, repeated indices within an operand
     for diagonals, and the interleaved sublist form).
 
     ``optimize`` (NumPy's and JAX's: a bool, a strategy name or an ``einsum_path``) is accepted; the
     contraction order is always opt_einsum's optimized, cached path, and the values do not depend on it.
-    ``dtype`` (NumPy's) computes in that dtype, the operands cast to it by NumPy's ``casting`` rule.
+    ``dtype`` (NumPy's) computes in that dtype, the operands cast to it by NumPy's ``casting`` rule; without it
+    the operands are promoted to their common dtype, which ``casting="no"`` and ``"equiv"`` refuse (as NumPy).
 
     >>> import tensorlib as tl
     >>> tl.einsum("ij,j->i", tl.ones((2, 3)), tl.ones(3)).numpy().tolist()
@@ -276,9 +280,17 @@ def einsum(subscripts, *operands, optimize=True, dtype=None, casting: str = "saf
         raise TypeError(f"Einsum: optimize must be a bool, a strategy name or a path, got {optimize!r}")
     if not isinstance(subscripts, str):
         subscripts, operands = _sublist_subscripts((subscripts,) + operands)
+    if casting not in _CASTINGS:
+        raise ValueError(f"Einsum: casting must be one of {', '.join(map(repr, _CASTINGS))}, got {casting!r}")
     if dtype is not None:
         operands = math_ops.cast_for_loop("Einsum", operands, dtype, casting)
     xs = as_tensors(*operands)
+    if dtype is None and casting in ("no", "equiv") and len({x.dtype for x in xs}) > 1:
+        # NumPy casts the operands to their common dtype, which these rules forbid for any that differs
+        raise TypeError(
+            f"Einsum: casting={casting!r} does not allow the operands' dtypes "
+            f"({', '.join(str(x.dtype) for x in xs)}) to be cast to their common dtype"
+        )
     try:
         ins, out = _parse_einsum(subscripts, [x.shape for x in xs])
         ins, xs = _take_diagonals(ins, xs)

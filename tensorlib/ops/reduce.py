@@ -222,11 +222,11 @@ def _axis_attr(axis):
     return axis
 
 
-def _check_axis(x, axis, name, scalar_axis: bool = True):
-    """``axis`` checked for the tensor ``x`` (``scalar_axis``: see ``normalize_axes``), errors naming ``name``."""
+def _check_axis(x, axis, name, *, scalar_axis: bool = True):
+    """Check ``axis`` of ``x`` for the reduction ``name`` (``scalar_axis``: see ``_shapes.normalize_axis``)."""
     if isinstance(x, Tensor):
         try:
-            normalize_axes(axis, x.ndim, scalar_axis)
+            normalize_axes(axis, x.ndim, scalar_axis=scalar_axis)
         except (ValueError, TypeError) as e:
             raise type(e)(f"{name}: {e} (input shape {x.shape}, {x.dtype})") from None
 

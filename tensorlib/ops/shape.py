@@ -861,7 +861,8 @@ def _shape_attr(shape, what):
 def reshape(x, shape, order: str = "C") -> Tensor:
     """Same elements in a new shape; one dimension may be -1.  ``order="F"`` reads and writes the elements
     with the first index fastest, as ``numpy.reshape``: the C-order reshape of the transposed tensor to the
-    reversed shape, transposed back (``"A"`` is C's order: a Tensor has no memory layout).
+    reversed shape, transposed back (``"A"`` is C's order for a Tensor, which has no memory layout, and F's for a
+    Fortran-contiguous NumPy array, as ``numpy.reshape``).
 
     >>> import tensorlib as tl
     >>> tl.reshape(tl.arange(6), (2, -1)).shape
@@ -870,16 +871,19 @@ def reshape(x, shape, order: str = "C") -> Tensor:
     [[0, 2, 4], [1, 3, 5]]
     """
     shape = _shape_attr(shape, "reshape: shape")
-    if fortran_order(order, "reshape", ("C", "F", "A")):
+    if fortran_order(order, "reshape", ("C", "F", "A"), x):
         return transpose(apply(_reshape, (transpose(x),), {"shape": shape[::-1]}))
     return apply(_reshape, (x,), {"shape": shape})
 
 
-def fortran_order(order, name: str, orders: tuple) -> bool:
+def fortran_order(order, name: str, orders: tuple, x=None) -> bool:
     """Whether NumPy's ``order`` argument asks for Fortran order; ``'A'`` and ``'K'`` follow the memory
-    layout, which is C's for a Tensor."""
+    layout, which is C's for a Tensor and Fortran's for a NumPy array ``x`` that is Fortran- and not C-contiguous
+    (``numpy.reshape``'s ``'A'``)."""
     if order not in orders:
         raise ValueError(f"{name}: order must be one of {', '.join(map(repr, orders))}, got {order!r}")
+    if order in ("A", "K") and isinstance(x, np.ndarray):
+        return x.flags.f_contiguous and not x.flags.c_contiguous
     return order == "F"
 
 
@@ -902,9 +906,10 @@ def expand_dims(x, axis) -> Tensor:
 
 def squeeze(x, axis=None) -> Tensor:
     if axis is not None:
+        one = not isinstance(axis, (tuple, list))
         axis = as_ints(axis, "squeeze: axis")
-        if axis in ((0,), (-1,)) and (x.ndim if isinstance(x, Tensor) else np.ndim(x)) == 0:
-            axis = None  # NumPy squeezes axis 0 or -1 of a 0-d array: nothing
+        if one and axis in ((0,), (-1,)) and (x.ndim if isinstance(x, Tensor) else np.ndim(x)) == 0:
+            axis = None  # NumPy squeezes an int axis 0 or -1 of a 0-d array (not a tuple of it): nothing
     return apply(_squeeze, (x,), {"axis": axis})
 
 

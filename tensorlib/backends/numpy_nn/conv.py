@@ -36,6 +36,7 @@ from .fourier import (
     _fourier_conv2d_backprop_input,
     _fourier_flops,
     _fourier_lengths,
+    loses_dim_windows,
 )
 from .sums import column_sums
 
@@ -83,7 +84,12 @@ def conv2d_strategy(
     * else ``"im2col_gemm"``: patches laid out ``(pixels, taps * Cin)``, one
       GEMM per block; each copy run is ``Cin`` values long.
 
-    All three give the same result to rounding.
+    All three give the same result to rounding, relative to each image's
+    largest values.  Relative to each output's own window a transform is
+    less accurate (its error spreads over the whole image), so the kernels
+    run an image with windows far dimmer than its brightest (or an inf or
+    NaN) by patches even where this picks ``"fourier_gemm"``: see
+    :func:`.fourier.loses_dim_windows`.
 
     >>> conv2d_strategy((6000, 32, 32, 1), (3, 3, 1, 6), (1, 1), (1, 1), ((0, 0), (0, 0)))
     'shifted_gemm'
@@ -141,6 +147,18 @@ class _ConvShapes:
         windows that read it.  Only for the filter, which is small: the images are checked by the spectra
         themselves (:class:`.fourier.NonFiniteSpectrum`, :meth:`use_patches`) at no extra pass over them."""
         if self.strategy == FOURIER_GEMM and not all(np.isfinite(a).all() for a in operands):
+            self.use_patches()
+
+    def patches_unless_accurate(self, signal: np.ndarray, transposed: bool = False, unless_even=None) -> None:
+        """Trade fourier_gemm for a patch strategy when it would lose the digits of the dim windows of an image
+        of ``signal`` (the input, or with ``transposed`` the output gradient of an input gradient): see
+        :func:`.fourier.loses_dim_windows`.  With ``unless_even`` (the input, for a filter gradient: a sum over
+        every pixel of input times output gradient) only when the input has dim windows too: the transform's
+        error is then a fraction of an epsilon of the bright input times the bright gradient, which a sum whose
+        bright values fall on each other's dim ones may lie far below (4.7e-3 of it, measured at 1e6 contrast)."""
+        if self.strategy != FOURIER_GEMM or not loses_dim_windows(signal, self.geometry, transposed):
+            return
+        if unless_even is None or loses_dim_windows(unless_even, self.geometry, False):
             self.use_patches()
 
     def use_patches(self) -> None:
@@ -358,6 +376,7 @@ def conv2d(
     dtype = np.result_type(x, w)
     conv = _ConvShapes("conv2d", x.shape, w.shape, strides, dilations, pads, dtype, strategy)
     conv.patches_unless_finite(w)
+    conv.patches_unless_accurate(x)
     out_h, out_w = conv.geometry.out_hw
     shape = (conv.batch, out_h, out_w, conv.out_channels)
     if out is None:
@@ -434,6 +453,7 @@ def conv2d_backprop_input(
     conv = _ConvShapes(name, input_shape, w.shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
     conv.patches_unless_finite(w)
+    conv.patches_unless_accurate(dy, transposed=True)
     out = _checked_out(name, out, input_shape, dtype)
     if conv.strategy == FOURIER_GEMM:
         try:
@@ -493,6 +513,7 @@ def _filter_gradient(x, filter_shape, dy, strides, dilations, pads, strategy, *,
     name = name or "conv2d_backprop_filter"
     conv = _ConvShapes(name, x.shape, filter_shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
+    conv.patches_unless_accurate(dy, transposed=True, unless_even=x)
     if conv.strategy == FOURIER_GEMM:
         try:
             return _fourier_conv2d_backprop_filter(conv, x, dy, bias)

@@ -82,6 +82,8 @@ def conv2d_backprop(
     results = None
     if conv.strategy == FOURIER_GEMM:
         dy = conv.check_out_gradient(name, dy)
+        conv.patches_unless_accurate(dy, transposed=True)  # (the filter gradient's check too: see there)
+    if conv.strategy == FOURIER_GEMM:
         dx = np.empty(x.shape, dtype) if dx_out is None else dx_out
         epilogue = _relu_masks(dx, x) if relu_grad else None
         try:

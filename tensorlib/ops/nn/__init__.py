@@ -26,9 +26,12 @@ from .composed import (
     in_top_k,
     instance_norm,
     l2_loss,
+    local_response_norm,
     log_poisson_loss,
     max_pool1d,
     normalize_moments,
+    pixel_shuffle,
+    pixel_unshuffle,
     prelu,
     resize,
     scaled_dot_product_attention,
@@ -97,9 +100,10 @@ from .margin_losses import (
     triplet_margin_with_distance_loss,
 )
 from .normalization import group_norm, l2_normalize, layer_norm, normalize, rms_norm
-from .pool import avg_pool, max_pool
+from .pool import avg_pool, lp_pool, max_pool, max_unpool
 from .torch_activations import hardshrink, rrelu, softmin, softshrink, tanhshrink, threshold
 from .volume import avg_pool3d, conv3d, max_pool3d
+from .window_pool import fold, fractional_max_pool2d, unfold
 
 __all__ = [
     "adaptive_avg_pool",
@@ -173,6 +177,15 @@ __all__ = [
     "swish",
     "weighted_cross_entropy_with_logits",
     "weighted_moments",
+    # PyTorch's further pools, reshapes and normalizations
+    "fold",
+    "fractional_max_pool2d",
+    "local_response_norm",
+    "unfold",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "lp_pool",
+    "max_unpool",
     # PyTorch's further activations
     "hardshrink",
     "rrelu",

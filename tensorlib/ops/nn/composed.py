@@ -22,12 +22,14 @@ from .. import linalg as linalg_ops
 from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
+from .._shapes import normalize_axis
 from ._common import _index, _op_type
 from .activations import softmax, softplus
 from .conv_composed import _check_width, _one, _padding_1d
 from .dropout import dropout
 from .normalization import _affine, _epsilon, _float_input, _standardized, _widened
-from .pool import avg_pool, max_pool
+from .pool import avg_pool, max_pool, torch_pool
+from .window_pool import tf_padding
 
 
 def _where(x) -> str:
@@ -96,6 +98,125 @@ def depth_to_space(input, block_size: int, data_format: str = "NHWC") -> Tensor:
     y = shape_ops.reshape(x, (batch, h, w, b, b, c // (b * b)))
     y = shape_ops.transpose(y, (0, 1, 3, 2, 4, 5))
     return shape_ops.reshape(y, (batch, h * b, w * b, c // (b * b)))
+
+
+# ------------------------------------------------------------------ PyTorch's pixel_shuffle and pixel_unshuffle
+def _factor(value, what: str, name: str) -> int:
+    try:
+        r = _index(value)
+    except TypeError:
+        r = 0
+    if r < 1:
+        raise ValueError(f"{name}: {what} must be a positive integer, got {value!r}")
+    return r
+
+
+def _pixel_input(input, factor, data_format: str, name: str, what: str) -> tuple:
+    """``(x, r, batch, channels, height, width)`` of a pixel (un)shuffle's 4-D input laid out as ``data_format``."""
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"{name}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    x = as_tensor(input)
+    r = _factor(factor, what, name)
+    if x.ndim != 4:
+        raise ValueError(f"{name}: input must be 4-D ({data_format}) {_where(x)}")
+    n, c, h, w = (x.shape[0], *x.shape[1:]) if data_format == "NCHW" else (x.shape[0], x.shape[3], *x.shape[1:3])
+    return x, r, -1 if n is None else n, c, h, w
+
+
+def shuffled(input, factor, data_format: str, name: str, what: str = "upscale_factor") -> Tensor:
+    """:func:`pixel_shuffle`, its errors naming ``name`` (the function, or the layer)."""
+    x, r, batch, c, h, w = _pixel_input(input, factor, data_format, name, what)
+    if c is None or c % (r * r) or None in (h, w):
+        raise ValueError(
+            f"{name}: the channels must be known and a multiple of {what}**2 = {r * r}, and the height and width "
+            f"known, got input shape {tuple(x.shape)} ({data_format})"
+        )
+    c //= r * r
+    if data_format == "NCHW":
+        y = shape_ops.transpose(shape_ops.reshape(x, (-1, c, r, r, h, w)), (0, 1, 4, 2, 5, 3))
+        return shape_ops.reshape(y, (batch, c, h * r, w * r))
+    y = shape_ops.transpose(shape_ops.reshape(x, (-1, h, w, c, r, r)), (0, 1, 4, 2, 5, 3))
+    return shape_ops.reshape(y, (batch, h * r, w * r, c))
+
+
+def unshuffled(input, factor, data_format: str, name: str, what: str = "downscale_factor") -> Tensor:
+    """:func:`pixel_unshuffle`, its errors naming ``name`` (the function, or the layer)."""
+    x, r, batch, c, h, w = _pixel_input(input, factor, data_format, name, what)
+    if None in (c, h, w) or h % r or w % r:
+        raise ValueError(
+            f"{name}: the height and width must be known multiples of {what}={r}, got input shape "
+            f"{tuple(x.shape)} ({data_format})"
+        )
+    h, w = h // r, w // r
+    if data_format == "NCHW":
+        y = shape_ops.transpose(shape_ops.reshape(x, (-1, c, h, r, w, r)), (0, 1, 3, 5, 2, 4))
+        return shape_ops.reshape(y, (batch, c * r * r, h, w))
+    y = shape_ops.transpose(shape_ops.reshape(x, (-1, h, r, w, r, c)), (0, 1, 3, 5, 2, 4))
+    return shape_ops.reshape(y, (batch, h, w, c * r * r))
+
+
+@_op_type(None, tensors=("input",))
+def pixel_shuffle(input, upscale_factor: int, data_format: str = "NHWC") -> Tensor:
+    """PyTorch's ``F.pixel_shuffle``: ``(N, H, W, C * r * r)`` to ``(N, H * r, W * r, C)`` (``"NCHW"``: PyTorch's
+    layout), channel ``c * r * r + i * r + j`` becoming pixel ``(i, j)`` of channel ``c``'s block in either layout
+    (:func:`depth_to_space` takes the channels in TensorFlow's order).  A reshape, a transpose and a reshape.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.pixel_shuffle(np.arange(4.0).reshape(1, 4, 1, 1), 2, "NCHW").numpy()[0, 0].tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+    return shuffled(input, upscale_factor, data_format, "pixel_shuffle")
+
+
+@_op_type(None, tensors=("input",))
+def pixel_unshuffle(input, downscale_factor: int, data_format: str = "NHWC") -> Tensor:
+    """PyTorch's ``F.pixel_unshuffle``, the inverse of :func:`pixel_shuffle`: ``(N, H * r, W * r, C)`` to
+    ``(N, H, W, C * r * r)`` (``"NCHW"``: PyTorch's layout).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.pixel_unshuffle(np.arange(4.0).reshape(1, 1, 2, 2), 2, "NCHW").numpy().ravel().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    return unshuffled(input, downscale_factor, data_format, "pixel_unshuffle")
+
+
+# ------------------------------------------------------------------ PyTorch's local_response_norm
+@_op_type(None, tensors=("input",))
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0, axis: int = 1):
+    """PyTorch's ``F.local_response_norm``: ``x / (k + alpha * mean(x**2 over size channels)) ** beta``, the mean
+    over the ``size`` channels around each one along ``axis`` (``size // 2`` before, ``(size - 1) // 2`` after,
+    zeros beyond the ends counted: always divided by ``size``).  ``axis`` is the channel axis (PyTorch's 1; -1 for
+    channels last).  TensorFlow's ``local_response_normalization`` sums instead: its ``alpha`` is this
+    ``alpha / size``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.local_response_norm(np.array([[2.0, 0.0]]), 2, alpha=1.0, beta=1.0).numpy().tolist()
+    [[0.6666666666666666, 0.0]]
+    """
+    name = "local_response_norm"
+    x = _float_or_float64(input, name, "input")
+    if x.ndim < 2:
+        raise ValueError(f"{name}: input needs a batch and a channel axis {_where(x)}")
+    try:
+        ax = normalize_axis(axis, x.ndim)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{name}: {e} {_where(x)}") from None
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"{name}: size must be a positive int, got {size!r} {_where(x)}")
+    channels = x.shape[ax]
+    if channels is None:
+        raise ValueError(f"{name}: the channel axis {axis} must have a known size {_where(x)}")
+    size = int(size)
+    squares = _widened(x) * _widened(x)
+    padded = shape_ops.pad(squares, [(size // 2, (size - 1) // 2) if a == ax else (0, 0) for a in range(x.ndim)])
+    table = np.arange(channels)[:, None] + np.arange(size)[None, :]
+    shape = tuple(-1 if d is None else d for d in padded.shape)
+    windows = shape_ops.reshape(
+        shape_ops.take(padded, table.ravel(), axis=ax), shape[:ax] + (channels, size) + shape[ax + 1 :]
+    )
+    scale = (float(k) + (float(alpha) / size) * reduce_ops.sum(windows, axis=ax + 1)) ** float(beta)
+    y = _widened(x) / scale
+    return y if y.dtype == x.dtype else math_ops.cast(y, x.dtype)
 
 
 # ------------------------------------------------------------------ losses
@@ -280,29 +401,35 @@ def _pool1d(kind, input, ksize, strides, padding, data_format):
 
 
 @_op_type(None, tensors=("input",))
-def max_pool1d(input, ksize, strides, padding, data_format: str = "NWC") -> Tensor:
+def max_pool1d(input, ksize, strides, padding, data_format: str = "NWC", **torch_options) -> Tensor:
     """1-D max pooling of ``(batch, width, channels)`` (``data_format="NCW"``: channels first): TensorFlow's
     ``tf.nn.max_pool1d``, :func:`max_pool` on a height-1 image.  ``ksize`` and ``strides`` as an int, ``[k]``
     or ``[1, k, 1]``; ``padding`` ``"VALID"``, ``"SAME"`` or explicit ``(left, right)``, each smaller than
-    ``ksize`` (PyTorch's ``max_pool1d(x, k, s, padding=p)`` is ``(p, p)``).
+    ``ksize`` (PyTorch's ``max_pool1d(x, k, s, padding=p)`` is ``(p, p)``, or ``p``).  PyTorch's ``dilations``,
+    ``ceil_mode`` and ``return_indices`` as :func:`max_pool`'s.
 
     >>> import tensorlib as tl
     >>> tl.nn.max_pool1d(tl.tensor([[[1.0], [3.0], [2.0], [0.0]]]), 2, 2, "VALID").numpy().ravel().tolist()
     [3.0, 2.0]
     """
+    if torch_options or not tf_padding(padding):
+        return torch_pool("max", "max_pool1d", input, ksize, strides, padding, data_format, **torch_options)
     return _pool1d(max_pool, input, ksize, strides, padding, data_format)
 
 
 @_op_type(None, tensors=("input",))
-def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC") -> Tensor:
+def avg_pool1d(input, ksize, strides, padding, data_format: str = "NWC", **torch_options) -> Tensor:
     """1-D average pooling of ``(batch, width, channels)`` (``data_format="NCW"``: channels first):
     TensorFlow's ``tf.nn.avg_pool1d``, :func:`avg_pool` on a height-1 image (``"SAME"`` averages only the
-    cells inside the input, as TensorFlow does).
+    cells inside the input, as TensorFlow does).  PyTorch's explicit ``padding`` with ``count_include_pad``,
+    ``ceil_mode`` and ``divisor_override`` as :func:`avg_pool`'s.
 
     >>> import tensorlib as tl
     >>> tl.nn.avg_pool1d(tl.tensor([[[1.0], [3.0], [2.0]]]), 2, 2, "SAME").numpy().ravel().tolist()
     [2.0, 2.0]
     """
+    if torch_options or not tf_padding(padding):
+        return torch_pool("avg", "avg_pool1d", input, ksize, strides, padding, data_format, **torch_options)
     return _pool1d(avg_pool, input, ksize, strides, padding, data_format)
 
 

@@ -6,9 +6,11 @@ import numpy as np
 
 from ...backends import generic_nn as _generic
 from ...backends import numpy_nn as _kernels
-from ...dispatch import apply
+from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
+from .. import shape as shape_ops
+from ..numpy_more import put_along_axis
 from ..registry import defop, spec
 from ._common import (
     _batch,
@@ -18,6 +20,7 @@ from ._common import (
     _check_rank4,
     _delegates_to,
     _geometry,
+    _index,
     _is_nchw,
     _nchw_error,
     _nchw_padding,
@@ -28,6 +31,20 @@ from ._common import (
     _to_nchw,
     _to_nhwc,
     _window_pair,
+)
+from .window_pool import (
+    LAYOUTS,
+    avg_divisor,
+    explicit_pads,
+    gathered_max,
+    gathered_sum,
+    geometry,
+    padded,
+    scaled,
+    spatial_axes,
+    tf_padding,
+    where_of,
+    window,
 )
 
 
@@ -151,17 +168,39 @@ def _pool(op, input, ksize, strides, padding, data_format="NHWC"):
 
 
 @_op_type("AvgPool")
-def avg_pool(input, ksize, strides, padding, data_format="NHWC") -> Tensor:
+def avg_pool(
+    input,
+    ksize,
+    strides,
+    padding,
+    data_format="NHWC",
+    *,
+    count_include_pad: bool | None = None,
+    ceil_mode: bool = False,
+    divisor_override: int | None = None,
+) -> Tensor:
     """Average pooling of an NHWC tensor; with ``"SAME"`` each window averages only its real cells.
 
     ``data_format="NCHW"`` pools channels-first tensors (4-element ksize/strides ``[1, 1, rows, cols]``).
+
+    PyTorch's ``F.avg_pool2d`` options: explicit ``padding`` (an int, a pair, or ``((top, bottom), (left,
+    right))``) with ``count_include_pad`` (``True``, PyTorch's default, divides by the window's cells padding
+    included; ``False`` by its cells inside the input; explicit padding needs one of them said), ``ceil_mode``
+    (a last partial window where it starts inside the input or its left padding; the cells it adds never count)
+    and ``divisor_override`` (every window's sum divided by it).
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.avg_pool(np.arange(16.0).reshape(1, 4, 4, 1), 2, 2, "VALID").numpy()[0, :, :, 0]
     array([[ 2.5,  4.5],
            [10.5, 12.5]])
+    >>> x = np.ones((1, 1, 3, 3))
+    >>> tl.nn.avg_pool(x, 2, 2, 1, "NCHW", count_include_pad=True, ceil_mode=True).numpy()[0, 0].tolist()
+    [[0.25, 0.5], [0.5, 1.0]]
     """
-    return _pool(_avg_pool, input, ksize, strides, padding, data_format)
+    if count_include_pad is None and not ceil_mode and divisor_override is None and tf_padding(padding):
+        return _pool(_avg_pool, input, ksize, strides, padding, data_format)
+    options = {"count_include_pad": count_include_pad, "ceil_mode": ceil_mode, "divisor_override": divisor_override}
+    return torch_pool("avg", "AvgPool", input, ksize, strides, padding, data_format, **options)
 
 
 # ------------------------------------------------------------------ MaxPool, MaxPoolGrad, MaxPoolGradGrad
@@ -197,8 +236,23 @@ register_gradient("MaxPool", lambda node, g: _max_pool_grad(node.inputs[0], node
 
 
 @_op_type("MaxPool")
-def max_pool(input, ksize, strides, padding, data_format="NHWC") -> Tensor:
+def max_pool(
+    input,
+    ksize,
+    strides,
+    padding,
+    data_format="NHWC",
+    *,
+    dilations=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
     """Max pooling of an NHWC tensor (padding cells never win); ``data_format="NCHW"`` for channels-first.
+
+    PyTorch's ``F.max_pool2d`` options: ``dilations`` (window taps that many cells apart), ``ceil_mode`` (a last
+    partial window where it starts inside the input or its left padding) and ``return_indices`` (then
+    ``(values, indices)``: each window's first maximum, or last NaN, as an int64 flat index into the spatial
+    dimensions per example and channel, what :func:`max_unpool` takes).  The gradient goes to that cell.
 
     ``padding`` is ``"VALID"``, ``"SAME"`` or explicit ``((top, bottom), (left, right))`` (TensorFlow's 4-pair
     form too), each smaller than the window: PyTorch's ``max_pool2d(x, 3, 2, padding=1)`` is
@@ -212,7 +266,75 @@ def max_pool(input, ksize, strides, padding, data_format="NHWC") -> Tensor:
     array([[-0., -1.],
            [-4., -5.]])
     """
-    return _pool(_max_pool, input, ksize, strides, padding, data_format)
+    if dilations == 1 and not ceil_mode and not return_indices and tf_padding(padding):
+        return _pool(_max_pool, input, ksize, strides, padding, data_format)
+    options = {"dilations": dilations, "ceil_mode": ceil_mode, "return_indices": return_indices}
+    return torch_pool("max", "MaxPool", input, ksize, strides, padding, data_format, **options)
+
+
+def torch_pool(
+    kind: str,
+    name: str,
+    input,
+    ksize,
+    strides,
+    padding,
+    data_format,
+    *,
+    dilations=1,
+    ceil_mode: bool = False,
+    count_include_pad: bool | None = None,
+    divisor_override=None,
+    return_indices: bool = False,
+):
+    """The pools with PyTorch's options (see :func:`avg_pool`, :func:`max_pool`) over 1, 2 or 3 spatial axes:
+    the AvgPool and MaxPool kernels on the input padded for them (2-D, and 1-D as a height-1 image), else the
+    gathered windows of :mod:`.window_pool` (dilated or 3-D max pools, indices, 3-D averages)."""
+    x = as_tensor(input)
+    where = where_of(x)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name}: input must be a floating-point tensor {where}")
+    rank, axes, first = spatial_axes(x, data_format, name)
+    k, s = window(ksize, rank, "ksize", name, first), window(strides, rank, "strides", name, first)
+    d = window(dilations, rank, "dilations", name, first)
+    pads = explicit_pads(padding, rank, name)
+    if ceil_mode and pads == "SAME":
+        raise ValueError(f"{name}: ceil_mode needs 'VALID' or explicit padding, got 'SAME' {where}")
+    geoms = [
+        geometry(x.shape[a], k[i], s[i], d[i], pads if isinstance(pads, str) else pads[i], ceil_mode, name, where)
+        for i, a in enumerate(axes)
+    ]
+    if kind == "max":
+        if return_indices or rank == 3 or max(d) > 1:
+            return gathered_max(x, axes, geoms, k, s, d, bool(return_indices), name)
+        return _valid_pool(_max_pool, padded(x, axes, geoms, -np.inf), k, s, first)
+    if max(d) > 1:
+        raise ValueError(f"{name}: average pooling takes no dilations, got {dilations!r} {where}")
+    if count_include_pad is None and not isinstance(pads, str) and any(map(sum, pads)):
+        raise ValueError(
+            f"{name}: explicit padding {padding!r} needs count_include_pad=True (PyTorch's default: the padding "
+            f"counts in each window's divisor) or False (it does not) {where}"
+        )
+    if divisor_override is not None:
+        if isinstance(divisor_override, bool) or not isinstance(divisor_override, (int, np.integer)):
+            raise ValueError(f"{name}: divisor_override must be a nonzero int, got {divisor_override!r}")
+        if divisor_override == 0:
+            raise ValueError(f"{name}: divisor_override must be a nonzero int, got 0")
+        divisor = np.array(int(divisor_override))
+    else:
+        divisor = avg_divisor(x, axes, geoms, k, s, bool(count_include_pad))
+    if rank == 3:
+        return scaled(gathered_sum(x, axes, geoms, k, s), 1.0 / divisor)
+    return scaled(_valid_pool(_avg_pool, padded(x, axes, geoms, 0), k, s, first), np.prod(k) / divisor)
+
+
+def _valid_pool(op, x, ksize: tuple, strides: tuple, first: bool):
+    """``op`` with ``"VALID"`` padding over an already padded input of 1 or 2 spatial axes (1: a height-1 image)."""
+    if len(ksize) == 2:
+        return _pool(op, x, ksize, strides, "VALID", "NCHW" if first else "NHWC")
+    axis = 2 if first else 1
+    y = _pool(op, shape_ops.expand_dims(x, axis), (1, *ksize), (1, *strides), "VALID", "NCHW" if first else "NHWC")
+    return shape_ops.squeeze(y, axis)
 
 
 def _max_pool_grad_infer(orig_input, orig_output, grad, *, ksize, strides, padding):
@@ -325,3 +447,81 @@ register_gradient(
     None,
     lambda node, g: _max_pool_grad(node.inputs[0], node.inputs[1], g, **_pool_attrs(node)),
 )
+
+
+# ------------------------------------------------------------------ PyTorch's max_unpool and lp_pool
+@_op_type(None, tensors=("input", "indices"))
+def max_unpool(input, indices, ksize, strides=None, padding=0, data_format=None, output_size=None) -> Tensor:
+    """The partial inverse of :func:`max_pool` with ``return_indices=True`` (PyTorch's ``F.max_unpool1d/2d/3d``):
+    zeros of the unpooled size with each value of ``input`` written at its flat spatial index in ``indices``
+    (per example and channel).  A position written twice (overlapping windows) keeps the last value, and only
+    that one gets its gradient (PyTorch's forward is nondeterministic there, its backward gathers for each).  The spatial sizes are
+    ``(in - 1) * stride - pad_before - pad_after + ksize``, or ``output_size`` (the spatial sizes, or the whole
+    shape).  Channels last by default; ``data_format="NCW"/"NCHW"/"NCDHW"`` for PyTorch's layout.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> x = np.array([[[1.0, 5.0, 2.0, 0.0]]])
+    >>> y, i = tl.nn.max_pool1d(x, 2, 2, "VALID", "NCW", return_indices=True)
+    >>> tl.nn.max_unpool(y, i, 2, data_format="NCW").numpy().tolist()
+    [[[0.0, 5.0, 2.0, 0.0]]]
+    """
+    name = "max_unpool"
+    x, idx = as_tensor(input), as_tensor(indices)
+    where = f"(input shape {tuple(x.shape)}, {x.dtype}; indices shape {tuple(idx.shape)}, {idx.dtype})"
+    rank, axes, first = spatial_axes(x, data_format, name)
+    if idx.dtype.kind not in "iu" or tuple(idx.shape) != tuple(x.shape):
+        raise ValueError(f"{name}: indices must be integers of input's shape {where}")
+    k = window(ksize, rank, "ksize", name, first)
+    s = k if strides is None else window(strides, rank, "strides", name, first)
+    pads = explicit_pads(padding, rank, name)
+    if isinstance(pads, str):
+        raise ValueError(f"{name}: padding must be explicit (an int, ints or pairs), got {padding!r} {where}")
+    sizes = [(x.shape[a] - 1) * s[i] - sum(pads[i]) + k[i] for i, a in enumerate(axes)]
+    if output_size is not None:
+        wanted = tuple(_index(v) for v in output_size)
+        least = sizes
+        sizes = list(wanted[2:] if first else wanted[1:-1]) if len(wanted) == rank + 2 else list(wanted)
+        if len(sizes) != rank or any(not low <= n < low + step for n, low, step in zip(sizes, least, s)):
+            raise ValueError(
+                f"{name}: output_size must give the {rank} spatial sizes, each from the default {tuple(least)} up to "
+                f"the stride {s} more (exclusive, as PyTorch), got {output_size!r} {where}"
+            )
+    cells = int(np.prod(sizes))
+    if not idx.is_symbolic:
+        values = idx.numpy()
+        if values.size and (values.min() < 0 or values.max() >= cells):
+            raise ValueError(f"{name}: indices must lie in [0, {cells}), the unpooled spatial cells {where}")
+    batch = -1 if x.shape[0] is None else x.shape[0]
+    channels = x.shape[1] if first else x.shape[-1]
+    pooled = int(np.prod([x.shape[a] for a in axes]))
+    flat = (batch, channels, pooled) if first else (batch, pooled, channels)
+    if None in x.shape:  # put_along_axis writes into an array of known shape
+        raise ValueError(f"{name}: the input's sizes must be known (traced with an unknown size) {where}")
+    zeros = np.zeros((batch, channels, cells) if first else (batch, cells, channels), x.dtype)
+    out = put_along_axis(zeros, shape_ops.reshape(idx, flat), shape_ops.reshape(x, flat), axis=2 if first else 1)
+    shape = (batch, channels, *sizes) if first else (batch, *sizes, channels)
+    return shape_ops.reshape(out, shape)
+
+
+@_op_type(None, tensors=("input",))
+def lp_pool(input, norm_type: float, ksize, strides=None, ceil_mode: bool = False, data_format=None) -> Tensor:
+    """Power-average pooling (PyTorch's ``F.lp_pool1d/2d/3d``): ``(sum over the window of x ** p) ** (1 / p)``,
+    computed as PyTorch does, ``(avg_pool(x ** p) * window cells) ** (1 / p)`` (so a ceil-mode partial window's
+    sum is scaled by the full window over its cells; a negative sum gives NaN for a fractional ``1 / p``).
+    ``strides`` defaults to ``ksize``; channels last by default, ``data_format="NCW"/"NCHW"/"NCDHW"``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.lp_pool(np.array([[[3.0], [4.0]]]), 2, 2).numpy().ravel().tolist()
+    [5.0]
+    """
+    name = "lp_pool"
+    x = as_tensor(input)
+    p = float(norm_type) if not isinstance(norm_type, bool) else 0.0
+    if not np.isfinite(p) or p == 0:
+        raise ValueError(f"{name}: norm_type must be a finite nonzero number, got {norm_type!r} {where_of(x)}")
+    rank, _, first = spatial_axes(x, data_format, name)
+    k = window(ksize, rank, "ksize", name, first)
+    data_format = LAYOUTS[rank][int(first)]
+    powered = x**p if p != 1.0 else x
+    pooled = torch_pool("avg", name, powered, k, k if strides is None else strides, 0, data_format, ceil_mode=ceil_mode)
+    return (pooled * float(np.prod(k))) ** (1.0 / p)

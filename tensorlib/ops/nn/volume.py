@@ -19,7 +19,8 @@ from ...tensor import Tensor
 from .. import shape as shape_ops
 from ._common import _index, _op_type
 from .conv import conv2d
-from .pool import avg_pool, check_pool_padding, max_pool
+from .pool import avg_pool, check_pool_padding, max_pool, torch_pool
+from .window_pool import tf_padding
 
 _FORMATS = ("NDHWC", "NCDHW")
 
@@ -197,28 +198,34 @@ def _pool3d(kind, name: str, input, ksize, strides, padding, data_format):
 
 
 @_op_type(None, tensors=("input",))
-def max_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC") -> Tensor:
+def max_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC", **torch_options) -> Tensor:
     """3-D max pooling of an NDHWC tensor (``data_format="NCDHW"``: channels first), TensorFlow's
     ``tf.nn.max_pool3d``: padded cells never win, the gradient goes to each window's first maximum.
     ``ksize`` and ``strides`` as an int, ``(depth, rows, cols)`` or ``[1, d, h, w, 1]``; ``padding``
     ``"VALID"``, ``"SAME"`` or explicit ``((front, back), (top, bottom), (left, right))``, each smaller than the
-    window.  A :func:`max_pool` over (height, width), then one over depth.
+    window.  A :func:`max_pool` over (height, width), then one over depth.  PyTorch's ``dilations``,
+    ``ceil_mode`` and ``return_indices`` as :func:`max_pool`'s (over gathered windows).
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2, 1), 2, 2, "VALID").numpy().ravel().tolist()
     [7.0]
     """
+    if torch_options or not tf_padding(padding):
+        return torch_pool("max", "max_pool3d", input, ksize, strides, padding, data_format, **torch_options)
     return _pool3d(max_pool, "max_pool3d", input, ksize, strides, padding, data_format)
 
 
 @_op_type(None, tensors=("input",))
-def avg_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC") -> Tensor:
+def avg_pool3d(input, ksize, strides, padding, data_format: str = "NDHWC", **torch_options) -> Tensor:
     """3-D average pooling of an NDHWC tensor (``data_format="NCDHW"``: channels first), TensorFlow's
     ``tf.nn.avg_pool3d``: with ``"SAME"`` each window averages only its cells inside the input.  Arguments
-    as for :func:`max_pool3d`; an :func:`avg_pool` over (height, width), then one over depth.
+    as for :func:`max_pool3d`; an :func:`avg_pool` over (height, width), then one over depth.  PyTorch's explicit
+    ``padding`` with ``count_include_pad``, ``ceil_mode`` and ``divisor_override`` as :func:`avg_pool`'s.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.avg_pool3d(np.arange(8.0).reshape(1, 2, 2, 2, 1), 2, 2, "SAME").numpy().ravel().tolist()
     [3.5]
     """
+    if torch_options or not tf_padding(padding):
+        return torch_pool("avg", "avg_pool3d", input, ksize, strides, padding, data_format, **torch_options)
     return _pool3d(avg_pool, "avg_pool3d", input, ksize, strides, padding, data_format)

@@ -1,0 +1,169 @@
+"""The traced training step's conv kernels, attacked for accuracy: the fourier_gemm strategy (the NumPy
+backend's conv of a 5x5 filter from 32 to 64 channels on 14x14 images, the LeNet step's second layer) on
+high-contrast images, whose dim regions a transform over the whole image loses digits in.
+
+References: a float64 direct conv and its transpose written here with NumPy (sliding windows and
+einsum), and the float64 local scale ``sum |x| |w|`` of each output's window; a float32 direct sum is
+within a few float32 epsilons of that scale, and so must the library's conv be, whatever the strategy.
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.backends.numpy_nn import conv as conv_kernels
+from tensorlib.backends.numpy_nn import fourier
+
+# The shapes at which the NumPy backend picks fourier_gemm (asserted below): batch 64 of 14x14x32 images,
+# a 5x5 filter to 64 channels, SAME padding.
+BATCH, SIZE, CIN, COUT, K = 64, 14, 32, 64, 5
+PADS = ((2, 2), (2, 2))
+# A float32 direct conv's error, relative to each output's sum |x| |w|, is about 1e-6 here; fourier_gemm's is
+# 8e-2 on images whose halves differ 1e6-fold (measured).
+LOCAL_TOL = 2e-5
+
+
+def _reference_conv(x, w):
+    """float64 SAME cross-correlation, NHWC x HWIO, by sliding windows."""
+    padded = np.pad(x.astype(np.float64), ((0, 0), PADS[0], PADS[1], (0, 0)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (K, K), axis=(1, 2))  # n, oh, ow, c, kh, kw
+    return np.einsum("nhwcij,ijco->nhwo", windows, w.astype(np.float64))
+
+
+def _reference_input_grad(w, dy):
+    """float64 gradient of ``sum(conv(x, w) * dy)`` with respect to ``x``: ``dy`` scattered through ``w``."""
+    n, oh, ow, _ = dy.shape
+    dx = np.zeros((n, oh + K - 1, ow + K - 1, w.shape[2]))
+    for i in range(K):
+        for j in range(K):
+            dx[:, i : i + oh, j : j + ow] += dy.astype(np.float64) @ w[i, j].astype(np.float64).T
+    return dx[:, PADS[0][0] : PADS[0][0] + oh, PADS[1][0] : PADS[1][0] + ow]
+
+
+def _high_contrast(rng, shape, pattern, ratio):
+    values = rng.uniform(-1, 1, shape)
+    if pattern == "halves":  # bright left half, dim right half
+        values[:, :, shape[2] // 2 :] /= ratio
+    elif pattern == "spot":  # a bright 2x2 spot on a dim image
+        values /= ratio
+        values[:, 3:5, 3:5] *= ratio
+    else:  # a bright quadrant pair, as a checkerboard: every row and column has a bright part
+        half = shape[1] // 2
+        values[:, :half, half:] /= ratio
+        values[:, half:, :half] /= ratio
+    return values
+
+
+def _local_error(got, exact, scale):
+    return float(np.max(np.abs(got - exact) / scale))
+
+
+def test_the_shapes_pick_fourier_gemm():
+    strategy = conv_kernels.conv2d_strategy((BATCH, SIZE, SIZE, CIN), (K, K, CIN, COUT), (1, 1), (1, 1), PADS)
+    assert strategy == conv_kernels.FOURIER_GEMM
+
+
+@pytest.mark.parametrize("pattern", ["halves", "spot", "checkerboard"])
+@pytest.mark.parametrize("ratio", [1e3, 1e6])
+def test_conv2d_keeps_the_digits_of_dim_regions(pattern, ratio):
+    rng = np.random.default_rng(0)
+    x = _high_contrast(rng, (BATCH, SIZE, SIZE, CIN), pattern, ratio)
+    w = rng.standard_normal((K, K, CIN, COUT))
+    exact, scale = _reference_conv(x, w), _reference_conv(np.abs(x), np.abs(w))
+    got = tl.nn.conv2d(tl.tensor(x.astype(np.float32)), tl.tensor(w.astype(np.float32)), 1, "SAME").numpy()
+    assert got.dtype == np.float32
+    assert _local_error(got, exact, scale) < LOCAL_TOL
+
+
+@pytest.mark.parametrize("pattern", ["halves", "spot"])
+def test_input_gradient_keeps_the_digits_of_dim_regions(pattern):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((BATCH, SIZE, SIZE, CIN)).astype(np.float32)
+    w = rng.standard_normal((K, K, CIN, COUT))
+    dy = _high_contrast(rng, (BATCH, SIZE, SIZE, COUT), pattern, 1e6)
+    exact, scale = _reference_input_grad(w, dy), _reference_input_grad(np.abs(w), np.abs(dy))
+    xt, wt, dyt = tl.tensor(x), tl.tensor(w.astype(np.float32)), tl.tensor(dy.astype(np.float32))
+    with tl.GradientTape() as tape:
+        tape.watch(xt)
+        loss = tl.sum(tl.nn.conv2d(xt, wt, 1, "SAME") * dyt)
+    got = tape.gradient(loss, xt).numpy()
+    assert _local_error(got, exact, scale) < LOCAL_TOL
+
+
+@pytest.mark.parametrize("case", ["cross", "input", "gradient"])
+def test_filter_gradient_keeps_its_digits_when_bright_meets_dim(case):
+    """dw = sum of input times output gradient over every pixel: where the input is bright, the gradient dim
+    and the other way round, the sum lies far below the product of their sizes, which fourier_gemm's error
+    is a fraction of an epsilon of."""
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-1, 1, (BATCH, SIZE, SIZE, CIN))
+    dy = rng.uniform(-1, 1, (BATCH, SIZE, SIZE, COUT))
+    if case in ("cross", "input"):
+        x[:, :, SIZE // 2 :] *= 1e-6
+    if case == "cross":
+        dy[:, :, : SIZE // 2] *= 1e-6
+    if case == "gradient":
+        dy[:, :, SIZE // 2 :] *= 1e-6
+    xt, dyt = tl.tensor(x.astype(np.float32)), tl.tensor(dy.astype(np.float32))
+    wt = tl.Variable(rng.standard_normal((K, K, CIN, COUT)).astype(np.float32))
+    with tl.GradientTape() as tape:
+        loss = tl.sum(tl.nn.conv2d(xt, wt, 1, "SAME") * dyt)
+    got = tape.gradient(loss, wt).numpy()
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.pad(x, ((0, 0), PADS[0], PADS[1], (0, 0))), (K, K), axis=(1, 2)
+    )
+    exact = np.einsum("nhwcij,nhwo->ijco", windows, dy)
+    scale = np.einsum("nhwcij,nhwo->ijco", np.abs(windows), np.abs(dy))
+    assert _local_error(got, exact, scale) < LOCAL_TOL
+
+
+def test_traced_fused_conv_gradients_keep_the_digits_of_dim_regions():
+    """Under tl.function the conv's input, filter and bias gradients are one fused op (one spectrum of dy)."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((BATCH, SIZE, SIZE, CIN)).astype(np.float32)
+    w = rng.standard_normal((K, K, CIN, COUT))
+    b = np.zeros(COUT, np.float32)
+    dy = _high_contrast(rng, (BATCH, SIZE, SIZE, COUT), "halves", 1e6)
+    dyt = tl.tensor(dy.astype(np.float32))
+
+    @tl.function
+    def grads(x, w, b):
+        with tl.GradientTape() as tape:
+            tape.watch([x, w, b])
+            loss = tl.sum((tl.nn.conv2d(x, w, 1, "SAME") + b) * dyt)
+        return tape.gradient(loss, [x, w, b])
+
+    dx, dw, db = grads(tl.tensor(x), tl.tensor(w.astype(np.float32)), tl.tensor(b))
+    exact, scale = _reference_input_grad(w, dy), _reference_input_grad(np.abs(w), np.abs(dy))
+    assert _local_error(dx.numpy(), exact, scale) < LOCAL_TOL
+    windows = np.lib.stride_tricks.sliding_window_view(
+        np.pad(x.astype(np.float64), ((0, 0), PADS[0], PADS[1], (0, 0))), (K, K), axis=(1, 2)
+    )
+    exact_dw = np.einsum("nhwcij,nhwo->ijco", windows, dy)
+    scale_dw = np.einsum("nhwcij,nhwo->ijco", np.abs(windows), np.abs(dy))
+    assert _local_error(dw.numpy(), exact_dw, scale_dw) < LOCAL_TOL
+    np.testing.assert_allclose(db.numpy(), dy.sum(axis=(0, 1, 2)), rtol=1e-5, atol=1e-6 * np.abs(dy).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ordinary_images_keep_fourier_gemm(dtype):
+    """The check trades fourier_gemm away only where it would lose digits: not on a ReLU layer's output with
+    its zeros, nor on a gradient of both signs, nor on images of a contrast of 100; at 1e6 it does, in
+    float64 too (fourier_gemm's error there is 2e-10 of a window's scale, a direct sum's 1e-16)."""
+    rng = np.random.default_rng(3)
+    geometry = conv_kernels._ConvShapes(
+        "conv2d", (BATCH, SIZE, SIZE, CIN), (K, K, CIN, COUT), (1, 1), (1, 1), PADS, dtype, None
+    ).geometry
+    relu_output = np.maximum(rng.standard_normal((BATCH, SIZE, SIZE, CIN)), 0).astype(dtype)
+    relu_output[:3] = 0.0  # all-zero images: every window's sum is exactly 0
+    assert not fourier.loses_dim_windows(relu_output, geometry, transposed=False)
+    gradient = rng.standard_normal((BATCH, SIZE, SIZE, COUT)).astype(dtype)
+    assert not fourier.loses_dim_windows(gradient, geometry, transposed=True)
+    mild = _high_contrast(rng, (BATCH, SIZE, SIZE, CIN), "halves", 1e2).astype(dtype)
+    assert not fourier.loses_dim_windows(mild, geometry, transposed=False)
+    contrast = _high_contrast(rng, (BATCH, SIZE, SIZE, CIN), "halves", 1e6).astype(dtype)
+    assert fourier.loses_dim_windows(contrast, geometry, transposed=False)
+    w = rng.standard_normal((K, K, CIN, COUT))
+    got = conv_kernels.conv2d(contrast, w.astype(dtype), (1, 1), (1, 1), PADS)
+    exact, scale = _reference_conv(contrast, w), _reference_conv(np.abs(contrast), np.abs(w))
+    assert _local_error(got, exact, scale) < (LOCAL_TOL if dtype == np.float32 else 1e-13)
