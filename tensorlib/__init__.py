@@ -15,7 +15,7 @@ from .backends import backend, set_backend
 from . import ops
 from .ops.creation import arange, eye, full, linspace, ones, tensor, zeros
 from .ops.linalg import einsum, matmul, tensordot
-from .ops.linalg_functions import matrix_transpose, vecdot
+from .ops.linalg_functions import matrix_transpose, matvec, vecdot, vecmat
 from .ops.math import (
     abs,
     absolute,
@@ -138,6 +138,7 @@ from .ops.elementwise import (
     arctan2,
     arctanh,
     bitwise_and,
+    bitwise_count,
     bitwise_left_shift,
     bitwise_not,
     bitwise_or,
@@ -303,6 +304,9 @@ from .ops.polynomial import poly, polyadd, polyder, polydiv, polyfit, polyint, p
 from .ops.numpy_more import (
     apply_along_axis,
     apply_over_axes,
+    around,
+    concatenate,
+    copy,
     diag_indices_from,
     diagflat,
     divmod,
@@ -313,13 +317,18 @@ from .ops.numpy_more import (
     histogramdd,
     ix_,
     mask_indices,
+    mgrid,
     modf,
+    ndim,
+    ogrid,
     piecewise,
     place,
     put,
     put_along_axis,
     resize,
     setxor1d,
+    shape,
+    size,
     sliding_window_view,
     tril_indices_from,
     trim_zeros,
@@ -330,10 +339,21 @@ from .ops.special import i0
 from .ops import nn as _nn_ops  # noqa: F401  (registers the nn ops)
 from .ops import _methods  # noqa: F401  (Tensor's operators and methods: after the op families they call)
 from . import grad
-from .grad import GradientTape, hessian, jacfwd, jacobian, jacrev, jvp, linearize, value_and_grad, vjp
+from .grad import (
+    GradientTape,
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
+)
 from .grad.custom import custom_gradient, custom_jvp, custom_vjp, remat
 from .ops._explain import eval_shape
-from .grad.vmap import vmap
+from .grad.vmap import all_gather, axis_index, pmax, pmean, pmin, psum, vmap
 from .ops.math import stop_gradient
 from . import nn
 from .module import Module, functional_call

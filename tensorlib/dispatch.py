@@ -87,7 +87,10 @@ class Mode(abc.ABC):
     subgraphs of the mode's graph (tracing).  Such a mode gives ``any_element(pred)``: whether a scalar
     predicate of its own, with a value per element, is true for any element; ``knows_values(pred)``:
     whether those values are known (not when traced; a loop then traces its body into a subgraph, asking the
-    mode ``lift(t)`` for each tensor it reads from outside, and binds a ``While`` op in the mode).
+    mode ``lift(t)`` for each tensor it reads from outside, and binds a ``While`` op in the mode); and
+    ``gradients_only_where(pred)``, a context manager for a branch or loop body that runs on every element
+    though only those where ``pred`` holds keep its result: while it is open the mode's ``guards`` are set,
+    and dispatch hands every op's inputs to ``guarded(inputs)`` first, whose result the op and the tapes see.
 
     >>> import tensorlib as tl
     >>> from tensorlib import dispatch
@@ -111,6 +114,7 @@ class Mode(abc.ABC):
     """
 
     python_control_flow = False
+    guards: list | tuple = ()  # non-empty: ``guarded(inputs)`` replaces an op's inputs before bind and the tapes
 
     @abc.abstractmethod
     def bind(self, op, inputs: tuple, attrs: dict, specs):
@@ -127,8 +131,16 @@ class Mode(abc.ABC):
     def assign(self, var: Variable, value: Tensor) -> Variable:
         """``var.assign(value)`` inside the mode: by default an error (a mode that builds no graph has
         nowhere to put it, and changing the Variable would leak out of the mode)."""
+        return self.update(var, value, "assign")
+
+    def update(self, var: Variable, value: Tensor, how: str) -> Variable:
+        """``var.assign_add`` or ``var.assign_sub`` (``how``) inside the mode, ``value`` the new value it computed
+        (reading ``var`` as no differentiable read): by default as ``assign`` would (for ``how="assign"`` the
+        base error, naming ``how``)."""
+        if how != "assign":
+            return self.assign(var, value)
         raise ValueError(
-            f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned "
+            f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned "
             f"while a {type(self).__name__} mode is active"
         )
 
@@ -304,9 +316,12 @@ def apply(op, args, attrs=_EMPTY):
             raise type(e)(f"{op.name}: {e} ({describe_inputs(op, given)})") from None
     inputs = args
     if st.modes:
-        outputs = st.modes[-1].bind(op, args, attrs, specs)
+        mode = st.modes[-1]
+        if mode.guards:
+            args = inputs = mode.guarded(args)
+        outputs = mode.bind(op, args, attrs, specs)
         if st.observers:
-            st.modes[-1].observe(op, outputs)
+            mode.observe(op, outputs)
     else:
         backend = args[0].backend if args else _backends.current()
         for t in args:
@@ -921,7 +936,8 @@ def assign_variable(var: Variable, value, how: str) -> Variable:
             )
     st = current_state()
     if st.modes:
-        return st.modes[-1].assign(var, value)
+        mode = st.modes[-1]
+        return mode.assign(var, value) if how == "assign" else mode.update(var, value, how)
     check_assignable(var, value.backend, how)
     log_assign(var, st)
     # A value converted from the caller's array may alias it: keep a copy, as Variable() does.

@@ -1,7 +1,11 @@
 """``tl.fft``: NumPy's ``fft`` module with gradients (``n``/``s``, ``axis``/``axes`` and ``norm`` as in NumPy).
 
 Real inputs to ``fft`` become complex; ``rfft``/``irfft`` keep the half
-spectrum.  Gradients follow JAX's convention for complex values (see
+spectrum.  Integers and bools transform in float64 (complex128); float16
+(which has no complex partner) in float32, and the real results of
+``irfft``/``hfft``/``irfftn`` stay float32, as in JAX: NumPy 2 rounds a 1-d
+``irfft`` or ``hfft`` of float16 input back to float16 but not ``irfft2`` or
+``irfftn`` of 2-d input, which give float32.  Gradients follow JAX's convention for complex values (see
 ``docs/complex.md``), so a real loss of a spectrum differentiates back to a
 real signal:
 

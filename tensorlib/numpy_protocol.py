@@ -70,15 +70,12 @@ _ACCUMULATE = {
 
 # NumPy names whose tensorlib function is named differently, or takes the argument under another name.
 _RENAMED = {
-    "concatenate": "concat",
     "amax": "max",
     "amin": "min",
-    "around": "round",
     "absolute": "abs",
     "true_divide": "divide",
     "conjugate": "conj",
     "mod": "remainder",
-    "copy": "identity",
 }
 _ARGUMENTS = {
     "clip": {"a_min": "clip_value_min", "a_max": "clip_value_max", "min": "clip_value_min", "max": "clip_value_max"},
@@ -146,9 +143,6 @@ def _build_table():
                 sig = _signature(np_fn)
                 defaults = {**_numpy_defaults(sig, renames, tl_fn), **_NUMPY_MEANING.get(name, {})}
                 table[np_fn] = (tl_fn, sig, renames, _parameters(tl_fn), defaults, _binding(sig))
-    ufuncs.update(
-        {getattr(np, name): fn for name, fn in (("matvec", _matvec), ("vecmat", _vecmat)) if hasattr(np, name)}
-    )
     for np_fn, tl_fn in _SPECIAL.items():
         table[np_fn] = (tl_fn, None, {}, (), {}, None)
     for name in _VALUE_QUERIES:
@@ -563,9 +557,7 @@ def _concatenate(arrays, axis=0, out=None):
 
     if out is not None:
         raise TypeError("numpy.concatenate: out= is not supported on tensorlib Tensors (they are immutable)")
-    if axis is None:
-        return tl.concat([tl.ravel(a) for a in arrays], axis=0)
-    return tl.concat(list(arrays), axis=axis)
+    return tl.concatenate(arrays, axis=axis)
 
 
 def _take(a, indices, axis=None, out=None, mode="raise"):
@@ -659,35 +651,6 @@ def _astype(x, dtype, /, *, copy=True, device=None):
     return tl.cast(x, _numpy_dtype(dtype))  # a new value either way: tensorlib values are immutable
 
 
-def _matvec(a, v):
-    import tensorlib as tl
-
-    return tl.matmul(a, tl.expand_dims(v, -1))[..., 0]
-
-
-def _vecmat(v, a):
-    import tensorlib as tl
-
-    return tl.matmul(tl.expand_dims(tl.conj(v), -2), a)[..., 0, :]  # NumPy conjugates the vector
-
-
-def _shape(a):
-    return tuple(a.shape)
-
-
-def _ndim(a):
-    return a.ndim
-
-
-def _size(a, axis=None):
-    from .ops._shapes import normalize_axes
-
-    if axis is None:
-        return a.size
-    sizes = [a.shape[i] for i in normalize_axes(axis, a.ndim)]  # NumPy 2.4 takes several axes
-    return None if None in sizes else math.prod(sizes)  # None: a size unknown while tl.function traces
-
-
 _SPECIAL = {
     np.concatenate: _concatenate,
     np.take: _take,
@@ -700,9 +663,6 @@ _SPECIAL = {
     np.dot: _binary("dot"),
     np.inner: _binary("inner"),
     np.vdot: _binary("vdot"),
-    np.shape: _shape,
-    np.ndim: _ndim,
-    np.size: _size,
 }
 
 if hasattr(np, "astype"):  # NumPy 2.1 and later

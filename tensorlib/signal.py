@@ -4,7 +4,13 @@ with PyTorch's ``blackman_window``, ``bartlett_window`` and ``kaiser_window`` (N
 ``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``), and SciPy's
 ``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` and its linear filters ``lfilter``,
 ``lfilter_zi``, ``filtfilt``, ``sosfilt``, ``sosfilt_zi`` and ``sosfiltfilt`` (``scipy.signal``'s arguments and
-dtypes; the filters' recursion is one op, ``AllPoleFilter``, differentiable in the coefficients too).
+dtypes; the filters' recursion is one op, ``AllPoleFilter``, differentiable in the coefficients too), with
+``resample`` and ``spectrogram``.
+
+:func:`stft` follows TensorFlow's convention: ``(..., frames, bins)``, frames from the signal's start, no padding
+but ``pad_end``.  :func:`torch_stft` follows PyTorch's: ``(..., bins, frames)``, the signal centred (padded by
+``n_fft // 2`` at both ends, reflected by default), a window shorter than ``n_fft`` centred, ``normalized`` and
+``onesided`` options.
 
 Each is a composition of tensorlib ops (a gather of the frames, a scatter-add to overlap them, ``tl.fft.rfft``
 and ``irfft``), so gradients to any order, tracing and every backend come with them.  The spectrum of a float32
@@ -40,6 +46,7 @@ from .ops import fft as _fft
 from .ops import iir as _iir
 from .ops import linalg_ops as _linalg
 from .ops import math as _math
+from .ops import numpy_more as _numpy_more
 from .ops import reduce as _reduce
 from .ops import shape as _shape
 from .ops._shapes import as_count, normalize_axis
@@ -62,10 +69,13 @@ __all__ = [
     "oaconvolve",
     "overlap_and_add",
     "periodogram",
+    "resample",
     "sosfilt",
     "sosfilt_zi",
     "sosfiltfilt",
+    "spectrogram",
     "stft",
+    "torch_stft",
     "welch",
 ]
 
@@ -570,10 +580,30 @@ def hilbert(x, N: int | None = None, axis: int = -1) -> Tensor:
     return _fft.ifft(spectrum * _creation.tensor(h, backend=x.backend), axis=ax)
 
 
+def _tukey(length: int, alpha: float) -> np.ndarray:
+    """SciPy's symmetric Tukey window of ``length`` points: flat, with cosine tapers over ``alpha / 2`` of it at
+    each end (``alpha <= 0``: a box; ``alpha >= 1``: Hann)."""
+    if length == 1:
+        return np.ones(1)
+    if alpha <= 0:
+        return np.ones(length)
+    k = np.arange(length)
+    if alpha >= 1:
+        return 0.5 - 0.5 * np.cos(2 * np.pi * k / (length - 1))
+    width = int(np.floor(alpha * (length - 1) / 2.0))
+    w = np.ones(length)
+    rising, falling = k[: width + 1], k[length - width - 1 :]
+    w[: width + 1] = 0.5 * (1 + np.cos(np.pi * (-1 + 2.0 * rising / alpha / (length - 1))))
+    w[length - width - 1 :] = 0.5 * (1 + np.cos(np.pi * (-2.0 / alpha + 1 + 2.0 * falling / alpha / (length - 1))))
+    return w
+
+
 def _named_window(window, length: int, dtype, who: str) -> Tensor:
     """``scipy.signal.get_window(window, length)`` (periodic) for the names tl.signal has windows for."""
     if isinstance(window, tuple) and len(window) == 2 and window[0] == "kaiser":
         return kaiser_window(length, periodic=True, beta=window[1], dtype=dtype)
+    if window == "tukey" or isinstance(window, tuple) and len(window) == 2 and window[0] == "tukey":
+        return as_tensor(_tukey(length + 1, 0.5 if window == "tukey" else float(window[1]))[:-1].astype(dtype))
     named = {
         "boxcar": None,
         "hann": hann_window,
@@ -584,7 +614,8 @@ def _named_window(window, length: int, dtype, who: str) -> Tensor:
     }
     if not isinstance(window, str) or window not in named:
         raise ValueError(
-            f"{who}: window must be one of {sorted(named)}, ('kaiser', beta) or the values, got {window!r}"
+            f"{who}: window must be one of {sorted(named)}, ('kaiser', beta), 'tukey', ('tukey', alpha) or the "
+            f"values, got {window!r}"
         )
     fn = named[window]
     return _creation.ones((length,), dtype=dtype) if fn is None else fn(length, periodic=True, dtype=dtype)
@@ -607,16 +638,14 @@ def _detrended(frames, detrend, who: str) -> Tensor:
     return centred - _reduce.sum(centred * times, axis=-1, keepdims=True) * (times / float(np.sum(t * t)))
 
 
-def _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average, who):
-    """``scipy.signal.welch``: the mean (or bias-corrected median) over frames of ``nperseg`` samples every
-    ``nperseg - noverlap``, detrended and windowed, of their spectra's squared magnitudes, scaled to a power
-    density (``1 / (fs sum(w**2))``) or spectrum (``1 / sum(w)**2``); the one-sided spectra's bins that stand
-    for two frequencies doubled."""
-    x = as_tensor(x)
-    ax = _axis(axis, x, who, "x", known=True)
+def _segment_spectra(x, ax, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who,
+                     overlap_divisor=2) -> tuple:  # fmt: skip
+    """``scipy.signal``'s spectral helper: the spectra ``(..., segments, bins)`` (``ax`` moved last) of ``x``'s
+    segments of ``nperseg`` samples (default 256, at most the signal's length) every ``nperseg - noverlap``
+    (default ``nperseg // overlap_divisor``), detrended, windowed and transformed with ``nfft`` points (one-sided
+    for real ``x`` unless asked), and ``(freqs, spectra, scale, onesided, nfft, nperseg, noverlap)``; ``scale``
+    turns squared magnitudes into a power density (``1 / (fs sum(w**2))``) or spectrum (``1 / sum(w)**2``)."""
     n = x.shape[ax]
-    if 0 in x.shape:  # SciPy's answer for an empty input
-        return _creation.zeros(x.shape, dtype=_dt.float64), _creation.zeros(x.shape, dtype=_dt.float64)
     if x.dtype.kind == "c":
         return_onesided = False
     else:  # SciPy's dtypes: float16 computes as float32, integers and bools as float64
@@ -627,7 +656,7 @@ def _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesi
         nperseg = 256 if nperseg is None else _count(nperseg, "nperseg", who)
         if n < nperseg:
             warnings.warn(f"{who}: nperseg={nperseg} is greater than the signal length {n}, using nperseg={n}",
-                          UserWarning, stacklevel=3)  # fmt: skip
+                          UserWarning, stacklevel=4)  # fmt: skip
             nperseg = n
         win = _named_window(window, nperseg, real, who)
     else:
@@ -643,31 +672,50 @@ def _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesi
     nfft = nperseg if nfft is None else _count(nfft, "nfft", who)
     if nfft < nperseg:
         raise ValueError(f"{who}: nfft={nfft} must be at least nperseg={nperseg}")
-    noverlap = nperseg // 2 if noverlap is None else _count(noverlap, "noverlap", who, 0)
+    noverlap = nperseg // overlap_divisor if noverlap is None else _count(noverlap, "noverlap", who, 0)
     if noverlap >= nperseg:
         raise ValueError(f"{who}: noverlap={noverlap} must be less than nperseg={nperseg}")
     if scaling not in ("density", "spectrum"):
         raise ValueError(f"{who}: scaling must be 'density' or 'spectrum', got {scaling!r}")
-    if average not in ("mean", "median"):
-        raise ValueError(f"{who}: average must be 'mean' or 'median', got {average!r}")
     frames = frame(_array.moveaxis(x, ax, -1), nperseg, nperseg - noverlap)  # (..., frames, nperseg)
     frames = _detrended(frames, detrend, who) * win
     spectra = _fft.rfft(frames, n=nfft) if return_onesided else _fft.fft(frames, n=nfft)
-    power = _math.square(_elementwise.real(spectra)) + _math.square(_elementwise.imag(spectra))
     scale = 1.0 / (fs * _reduce.sum(_math.square(win))) if scaling == "density" else 1.0 / _reduce.sum(win) ** 2
-    power = power * _math.cast(scale, real)
-    if return_onesided:  # every bin but 0 and (nfft even) the last stands for its negative frequency too
-        weight = np.full(nfft // 2 + 1, 2.0)
-        weight[0] = 1.0
-        weight[-1] = 1.0 if nfft % 2 == 0 else 2.0
-        power = power * _creation.tensor(weight.astype(real), backend=x.backend)
+    freqs = (_fft.rfftfreq if return_onesided else _fft.fftfreq)(nfft, 1.0 / fs)
+    return freqs, spectra, _math.cast(scale, real), return_onesided, nfft, nperseg, noverlap
+
+
+def _power(spectra, scale, onesided: bool, nfft: int) -> Tensor:
+    """The squared magnitudes of ``spectra`` times ``scale``; the one-sided spectra's bins that stand for two
+    frequencies (every bin but 0 and, for an even ``nfft``, the last) doubled."""
+    power = (_math.square(_elementwise.real(spectra)) + _math.square(_elementwise.imag(spectra))) * scale
+    if not onesided:
+        return power
+    weight = np.full(nfft // 2 + 1, 2.0)
+    weight[0] = 1.0
+    weight[-1] = 1.0 if nfft % 2 == 0 else 2.0
+    return power * _creation.tensor(weight.astype(scale.dtype), backend=spectra.backend)
+
+
+def _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis, average, who):
+    """``scipy.signal.welch``: the mean (or bias-corrected median) over the segments of :func:`_segment_spectra`
+    of their power."""
+    x = as_tensor(x)
+    ax = _axis(axis, x, who, "x", known=True)
+    if 0 in x.shape:  # SciPy's answer for an empty input
+        return _creation.zeros(x.shape, dtype=_dt.float64), _creation.zeros(x.shape, dtype=_dt.float64)
+    if average not in ("mean", "median"):
+        raise ValueError(f"{who}: average must be 'mean' or 'median', got {average!r}")
+    freqs, spectra, scale, onesided, nfft, _, _ = _segment_spectra(
+        x, ax, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who
+    )
+    power = _power(spectra, scale, onesided, nfft)
     count = power.shape[-2]
     if average == "median" and count > 1:
         bias = 1.0 + sum(1.0 / (2 * k + 1) - 1.0 / (2 * k) for k in range(1, (count - 1) // 2 + 1))
         power = _array.median(power, axis=-2) / bias
     else:
         power = _reduce.mean(power, axis=-2)
-    freqs = (_fft.rfftfreq if return_onesided else _fft.fftfreq)(nfft, 1.0 / fs)
     return freqs, _array.moveaxis(power, -1, ax)
 
 
@@ -1020,3 +1068,196 @@ def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None
     zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
     zi = _shape.reshape(zi, (zi.shape[0],) + (1,) * (x.ndim - 1) + (2,))
     return _zero_phase(lambda signal, start: _sosfilt_last(sos, signal, zi * start)[0], ext, ax, edge)
+
+
+# ---------------------------------------------------------------- resampling (scipy.signal's)
+def _resample_window(window, n: int, real, backend, who: str):
+    """scipy.signal.resample's spectral window of ``n`` bins (FFT order): None, a function of
+    ``fftfreq(n)``, the values, or a window name (``get_window``'s periodic window, centred by ``fftshift``)."""
+    if window is None:
+        return None
+    if callable(window):
+        w = as_tensor(window(np.fft.fftfreq(n)))
+    elif isinstance(window, (str, tuple)):
+        w = _fft.fftshift(_named_window(window, n, real, who))
+    else:
+        w = as_tensor(window)
+    if tuple(w.shape) != (n,):
+        raise ValueError(f"{who}: the window must have one value per frequency bin, {n}, got shape {tuple(w.shape)}")
+    return w
+
+
+def resample(x, num: int, t=None, axis: int = 0, window=None, domain: str = "time"):
+    """Resample ``x`` to ``num`` samples along ``axis`` by the Fourier method (``scipy.signal.resample``): the
+    spectrum cut (or zero-padded) to ``num`` bins, the unpaired Nyquist bin of an even length split or united as
+    SciPy does, and scaled by ``num / len``.  ``window`` (None by default) weighs the spectrum first;
+    ``domain="freq"`` takes ``x`` as a spectrum already (the result is then complex).  With ``t``, the sample
+    times, the result is ``(resampled, new times)``.  Real ``x`` gives real results (float32 stays float32,
+    integers give float64).  Differentiable in ``x`` (and a window tensor).
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.signal.resample(np.cos(np.arange(4) * np.pi / 2), 8).numpy().round(6).tolist()
+    [1.0, 0.707107, 0.0, -0.707107, -1.0, -0.707107, 0.0, 0.707107]
+    """
+    who = "resample"
+    if domain not in ("time", "freq"):
+        raise ValueError(f"{who}: domain must be 'time' or 'freq', got {domain!r}")
+    x = as_tensor(x)
+    num = _count(num, "num", who)
+    ax = _axis(axis, x, who, "x", known=True)
+    if x.dtype.kind in "biu":
+        x = _math.cast(x, _dt.float64)
+    signal = _array.moveaxis(x, ax, -1)
+    n = signal.shape[-1]
+    scale = num / n  # 1 / SciPy's s_fac
+    m = min(num, n)
+    half = m // 2 + 1
+    real = _dt.real_dtype(x.dtype) if x.dtype.kind in "fc" else _dt.float64
+    w = _resample_window(window, n, real, x.backend, who)
+    paired = m % 2 == 0 and num != n  # the bin m // 2 stands for two frequencies in one length, one in the other
+    if domain == "time" and x.dtype.kind != "c":
+        spectrum = _fft.rfft(signal, axis=-1)
+        if w is not None:  # the window folded onto the half spectrum: (W[l] + W[-l]) / 2
+            bins = spectrum.shape[-1]
+            folded = _shape.concat([w[:1], (w[1:bins] + _array.flip(w[n - bins + 1 :], 0)) / 2], 0)
+            spectrum = spectrum * _math.cast(folded, spectrum.dtype)
+        spectrum = spectrum[..., :half]
+        if paired:
+            weight = np.ones(half)
+            weight[m // 2] = 2.0 if num < n else 0.5
+            spectrum = spectrum * _creation.tensor(weight.astype(real), backend=x.backend)
+        out = _fft.irfft(spectrum * scale, n=num, axis=-1)
+    else:
+        spectrum = _fft.fft(signal, axis=-1) if domain == "time" else signal
+        if spectrum.dtype.kind != "c":
+            spectrum = _math.cast(spectrum, _dt.complex_dtype(spectrum.dtype))
+        if w is not None:
+            spectrum = spectrum * _math.cast(w, spectrum.dtype)
+        low, high = spectrum[..., :half], spectrum[..., n - (m - half) :] if m > half else None
+        zeros = _math.zeros_like(spectrum[..., :1])
+        if paired and num < n:  # down: the pair of bins m // 2 and -m // 2 becomes one
+            low = _shape.concat([low[..., :-1], low[..., -1:] + spectrum[..., n - m // 2 : n - m // 2 + 1]], -1)
+            pieces = [low, high]
+        elif paired:  # up: bin m // 2 split in two, at m // 2 and num - m // 2
+            split = low[..., -1:] / 2
+            gap = _shape.tile(zeros, [1] * (x.ndim - 1) + [num - m - 1])
+            pieces = [low[..., :-1], split, gap, split, high]
+        else:
+            pieces = [low, _shape.tile(zeros, [1] * (x.ndim - 1) + [num - m]), high]
+        out = _fft.ifft(_shape.concat([p for p in pieces if p is not None], -1) * scale, n=num, axis=-1)
+    out = _array.moveaxis(out, -1, ax)
+    if t is None:
+        return out
+    t = as_tensor(t)
+    return out, t[0] + (t[1] - t[0]) * (n / num) * _creation.tensor(np.arange(num, dtype=np.float64))
+
+
+def spectrogram(x, fs=1.0, window=("tukey", 0.25), nperseg: int | None = None, noverlap: int | None = None,
+                nfft: int | None = None, detrend="constant", return_onesided: bool = True, scaling: str = "density",
+                axis: int = -1, mode: str = "psd") -> tuple:  # fmt: skip
+    """A spectrogram (``scipy.signal.spectrogram``): ``(frequencies, times, Sxx)``, the segments of :func:`welch`
+    (window ``("tukey", 0.25)``, ``noverlap`` ``nperseg // 8`` by default) kept apart instead of averaged:
+    ``Sxx`` has ``x``'s shape with the frequencies along ``axis`` and the segments' times (their centres, in
+    units of ``1 / fs``) as a new last axis.  ``mode``: ``"psd"`` (the power, as :func:`welch`'s), ``"complex"``
+    (the spectra times the square root of the scale), ``"magnitude"`` (their absolute values), ``"angle"`` or
+    ``"phase"`` (the angle unwrapped along the frequencies).  Differentiable in ``x``, a window tensor and ``fs``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> f, t, sxx = tl.signal.spectrogram(np.sin(np.arange(64) * np.pi / 2), fs=4.0, nperseg=16)
+    >>> sxx.shape, t.numpy().tolist()[:3], f.numpy()[np.argmax(sxx.numpy()[:, 0])].item()
+    ((9, 4), [2.0, 5.5, 9.0], 1.0)
+    """
+    who = "spectrogram"
+    if mode not in ("psd", "complex", "magnitude", "angle", "phase"):
+        raise ValueError(f"{who}: mode must be 'psd', 'complex', 'magnitude', 'angle' or 'phase', got {mode!r}")
+    x = as_tensor(x)
+    ax = _axis(axis, x, who, "x", known=True)
+    if 0 in x.shape:  # SciPy's answer for an empty input
+        return tuple(_creation.zeros(x.shape, dtype=_dt.float64) for _ in range(3))
+    freqs, spectra, scale, onesided, nfft, nperseg, noverlap = _segment_spectra(
+        x, ax, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who, overlap_divisor=8
+    )
+    if mode == "psd":
+        result = _power(spectra, scale, onesided, nfft)
+    else:
+        result = spectra * _math.cast(_math.sqrt(scale), spectra.dtype)
+        if mode == "magnitude":
+            result = _math.abs(result)
+        elif mode in ("angle", "phase"):
+            result = _elementwise.angle(result)
+            if mode == "phase":
+                result = _numpy_more.unwrap(result, axis=-1)
+    n = x.shape[ax]
+    times = np.arange(nperseg / 2, n - nperseg / 2 + 1, nperseg - noverlap)
+    times = _creation.tensor(times) / fs if isinstance(fs, Tensor) else _creation.tensor(times / fs)
+    return freqs, times, _array.moveaxis(result, -1, ax)
+
+
+# ---------------------------------------------------------------- PyTorch's stft
+_TORCH_PADS = {"reflect": "reflect", "constant": "constant", "replicate": "edge", "circular": "wrap"}
+
+
+def torch_stft(input, n_fft: int, hop_length: int | None = None, win_length: int | None = None, window=None,
+               center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
+               onesided: bool | None = None, return_complex: bool | None = None) -> Tensor:  # fmt: skip
+    """``torch.stft``'s conventions (:func:`stft` follows TensorFlow's): ``(n_fft // 2 + 1 or n_fft, frames)``
+    per signal of ``input`` (``(L,)`` or ``(B, L)``), frames of ``n_fft`` samples every ``hop_length``
+    (``n_fft // 4``), the signal padded by ``n_fft // 2`` at both ends with ``pad_mode`` (``"reflect"``,
+    ``"constant"``, ``"replicate"``, ``"circular"``) when ``center``; ``window`` (``win_length`` values, default
+    ``n_fft``; None: ones) centred in ``n_fft`` zeros; ``normalized`` scales by ``n_fft ** -0.5``; ``onesided``
+    (default for real input and window) keeps the nonnegative frequencies.  As PyTorch, ``return_complex`` must
+    be given for real input: True gives complex, False the real and imaginary parts in a last axis of 2.
+    Differentiable in ``input`` and ``window``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> spec = tl.signal.torch_stft(np.ones(16), 8, hop_length=4, window=tl.signal.hann_window(8, dtype=tl.float64),
+    ...                             return_complex=True)
+    >>> spec.shape, spec.numpy()[0].real.round(6).tolist()
+    ((5, 5), [4.0, 4.0, 4.0, 4.0, 4.0])
+    """
+    who = "torch_stft"
+    x = as_tensor(input)
+    if x.ndim not in (1, 2):
+        raise ValueError(f"{who}: expected a 1D or 2D input, got shape {tuple(x.shape)} ({x.dtype})")
+    if x.dtype.kind in "biu":
+        raise TypeError(f"{who}: expected a floating or complex input, got {x.dtype} (shape {tuple(x.shape)})")
+    n_fft = _count(n_fft, "n_fft", who)
+    hop = _count(n_fft // 4 if hop_length is None else hop_length, "hop_length", who)  # torch: n_fft < 4 fails
+    win_length = n_fft if win_length is None else _count(win_length, "win_length", who)
+    if win_length > n_fft:
+        raise ValueError(f"{who}: expected 0 < win_length <= n_fft, got win_length={win_length}, n_fft={n_fft}")
+    if pad_mode not in _TORCH_PADS:
+        raise ValueError(f"{who}: pad_mode must be one of {sorted(_TORCH_PADS)}, got {pad_mode!r}")
+    if window is None:
+        window = _creation.ones((win_length,), dtype=_dt.real_dtype(x.dtype))
+    window = as_tensor(window)
+    if tuple(window.shape) != (win_length,):
+        raise ValueError(f"{who}: expected a 1D window tensor of size equal to win_length={win_length}, got "
+                         f"shape {tuple(window.shape)}")  # fmt: skip
+    complex_input = x.dtype.kind == "c" or window.dtype.kind == "c"
+    onesided = not complex_input if onesided is None else bool(onesided)
+    if onesided and complex_input:
+        raise ValueError(f"{who}: cannot have onesided output if the input or the window is complex ({x.dtype})")
+    if return_complex is None:
+        if not complex_input:
+            raise ValueError(f"{who}: stft requires the return_complex parameter be given for real inputs, and "
+                             "will further require that return_complex=True in a future PyTorch release")  # fmt: skip
+        return_complex = True
+    dtype = np.result_type(x.dtype, window.dtype)
+    x, window = (t if t.dtype == dtype else _math.cast(t, dtype) for t in (x, window))
+    if win_length < n_fft:  # the window centred in n_fft samples
+        left = (n_fft - win_length) // 2
+        window = _shape.pad(window, [(left, n_fft - win_length - left)])
+    if center:
+        x = _shape.pad(x, [(0, 0)] * (x.ndim - 1) + [(n_fft // 2, n_fft // 2)], mode=_TORCH_PADS[pad_mode])
+    n = x.shape[-1]
+    if n is not None and n < n_fft:
+        raise ValueError(f"{who}: expected 0 < n_fft <= {n} (the padded signal's length), got n_fft={n_fft}")
+    frames = frame(x, n_fft, hop, axis=-1) * window  # (..., frames, n_fft)
+    spectra = _fft.rfft(frames, axis=-1) if onesided else _fft.fft(frames, axis=-1)
+    if normalized:
+        spectra = spectra * (1.0 / math.sqrt(n_fft))
+    spectra = _array.moveaxis(spectra, -1, -2)  # (..., bins, frames)
+    if return_complex:
+        return spectra
+    return _shape.stack([_elementwise.real(spectra), _elementwise.imag(spectra)], -1)

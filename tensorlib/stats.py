@@ -54,6 +54,10 @@ from .tensor import Tensor
 
 _LOG_2PI = _math.log(2 * _math.pi)
 
+# Euler's constant and Apery's zeta(3), for the Gumbel moments and the entropies
+_EULER = 0.5772156649015329
+_ZETA3 = 1.2020569031595942
+
 
 def _args(where: str, broadcast: bool = True, **values):
     """``(dtype, tensors)``: the result dtype of ``where`` (e.g. ``"norm.logpdf"``), its arrays' (integers count as
@@ -123,6 +127,95 @@ def _standard(x, loc, scale) -> Tensor:
     z = (x - loc) / scale
     finite = _math_ops.abs(z) < _math.inf
     return w(finite, (w(finite, x, loc) - loc) / scale, _math_ops.stop_gradient(z))
+
+
+def _intervals(ppf) -> dict:
+    """``median`` (``ppf(0.5)``) and ``interval(confidence)``, ``(ppf((1 - c) / 2), ppf((1 + c) / 2))``, SciPy's; NaN for
+    a confidence outside [0, 1] (SciPy raises there; a tensor's values are not read, so that traced calls agree)."""
+    name = ppf.__name__.rsplit("_", 1)[0]
+
+    def median(*args, **kwargs):
+        return ppf(0.5, *args, **kwargs)
+
+    def interval(confidence, *args, **kwargs):
+        if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
+            inside = 0 <= confidence <= 1
+            low, high = ((1 - confidence) / 2, (1 + confidence) / 2) if inside else (_math.nan, _math.nan)
+        else:
+            from .ops.creation import tensor
+
+            c = confidence if isinstance(confidence, Tensor) else tensor(confidence)
+            inside = _all(c >= 0, c <= 1)
+            low = _math_ops.where(inside, (1.0 - c) * 0.5, _math.nan)
+            high = _math_ops.where(inside, (1.0 + c) * 0.5, _math.nan)
+        return ppf(low, *args, **kwargs), ppf(high, *args, **kwargs)
+
+    median.__name__ = median.__qualname__ = f"{name}_median"
+    interval.__name__ = interval.__qualname__ = f"{name}_interval"
+    return {"median": median, "interval": interval}
+
+
+def _summaries(name, shapes, valid, moments, entropy=None, scaled=False) -> dict:
+    """``mean``, ``var``, ``std``, ``stats(moments=)`` (SciPy's order m, v, s, k; the kurtosis is the excess) and
+    ``entropy`` (where ``entropy`` is given) of a family, from ``moments(*params) -> (mean, var, skew, kurt)`` and
+    ``entropy(*params)`` of its standard form, shifted by ``loc`` (and, if ``scaled``, stretched by ``scale``: the
+    variance times ``scale**2``, the entropy plus ``log(scale)``), NaN for invalid parameters; differentiable in the
+    continuous parameters (they are formulas in tensorlib ops)."""
+    w = _math_ops.where
+    defaults = {"loc": 0.0, "scale": 1.0} if scaled else {"loc": 0.0}
+
+    def parameters(m, args, kwargs):
+        dtype, (*params, loc) = _bound(f"{name}.{m}", None, None, shapes, defaults, args, kwargs)
+        scale = 1.0
+        if scaled:
+            loc, scale = params.pop(), loc
+        ok = scale > 0 if valid is None else _all(valid(*params), scale > 0) if scaled else valid(*params)
+        return dtype, params, loc, scale, ok
+
+    def summary(m, index):
+        def run(*args, **kwargs):
+            dtype, params, loc, scale, ok = parameters(m, args, kwargs)
+            values = moments(*params)
+            if index == 0:
+                value = loc + scale * values[0]
+            elif index == "std":
+                value = scale * _math_ops.sqrt(_math_ops.zeros_like(loc) + values[1])
+            else:
+                # a constant (a shapeless family's skewness) as a float64 tensor of the parameters' shape
+                value = scale * scale * values[1] if index == 1 else _math_ops.zeros_like(loc) + values[index]
+            return _narrowed(w(ok, value, _math.nan), dtype)
+
+        run.__name__ = run.__qualname__ = f"{name}_{m}"
+        run.__doc__ = f"SciPy's ``{name}.{m}`` of the parameters (``loc`` too), differentiable in the continuous ones."
+        return run
+
+    def stats(*args, moments="mv", **kwargs):
+        """SciPy's ``stats``: the mean, variance, skewness and excess kurtosis named by ``moments`` (letters of ``mvsk``),
+        in that order; one Tensor for one letter.
+
+        >>> import tensorlib as tl
+        >>> [float(v) for v in tl.stats.poisson.stats(4.0, moments="mvsk")]
+        [4.0, 4.0, 0.5, 0.25]
+        """
+        if not isinstance(moments, str) or not moments or set(moments) - set("mvsk"):
+            raise ValueError(f"{name}.stats: moments must be letters of 'mvsk', got {moments!r}")
+        out = tuple(
+            summary(m, i)(*args, **kwargs) for i, m in enumerate(("mean", "var", "skew", "kurt")) if m[0] in moments
+        )
+        return out[0] if len(out) == 1 else out
+
+    stats.__name__ = stats.__qualname__ = f"{name}_stats"
+    methods = {"mean": summary("mean", 0), "var": summary("var", 1), "std": summary("std", "std"), "stats": stats}
+    if entropy is not None:
+
+        def entropy_(*args, **kwargs):
+            dtype, params, _, scale, ok = parameters("entropy", args, kwargs)
+            value = entropy(*params) + (_math_ops.log(scale) if scaled else 0.0)
+            return _narrowed(w(ok, value, _math.nan), dtype)
+
+        entropy_.__name__ = entropy_.__qualname__ = f"{name}_entropy"
+        methods["entropy"] = entropy_
+    return methods
 
 
 # ------------------------------------------------------------------ norm
@@ -227,6 +320,8 @@ norm = SimpleNamespace(
     logsf=_norm_logsf,
     ppf=_norm_ppf,
     isf=_norm_isf,
+    **_intervals(_norm_ppf),
+    **_summaries("norm", (), None, lambda: (0.0, 1.0, 0.0, 0.0), lambda: 0.5 * (_LOG_2PI + 1.0), scaled=True),
 )
 
 
@@ -1146,6 +1241,8 @@ def _family(
     valid=None,
     near_low=None,
     periodic=False,
+    moments=None,
+    entropy=None,
 ):
     """A SimpleNamespace of SciPy's methods for the distribution ``name`` of ``loc + scale * Z``, ``Z``'s support
     ``[low, high]``: each formula takes the standardized ``z = (x - loc) / scale`` (``stand_in`` where ``z`` is off
@@ -1223,6 +1320,9 @@ def _family(
         )
     if ppf is not None:
         methods.update(ppf=at_q("ppf", ppf, low, high), isf=at_q("isf", isf, high, low))
+        methods.update(_intervals(methods["ppf"]))
+    if moments is not None:
+        methods.update(_summaries(name, shapes, valid, moments, entropy, scaled=True))
     return SimpleNamespace(**methods)
 
 
@@ -1258,6 +1358,8 @@ uniform = _family(
     ppf=lambda q: q,
     isf=lambda q: 1.0 - q,
     logsf=lambda z: _math_ops.log1p(-z),
+    moments=lambda *_: (0.5, 1.0 / 12.0, 0.0, -1.2),
+    entropy=lambda *_: 0.0,
 )
 expon = _family(
     "expon",
@@ -1271,6 +1373,8 @@ expon = _family(
     logcdf=lambda z: _nn.log1mexp(z),
     ppf=lambda q: -_math_ops.log1p(-q),
     isf=lambda q: -_math_ops.log(q),
+    moments=lambda *_: (1.0, 1.0, 2.0, 6.0),
+    entropy=lambda *_: 1.0,
 )
 laplace = _family(
     "laplace",
@@ -1285,6 +1389,8 @@ laplace = _family(
     logsf=lambda z: _math_ops.where(z > 0, -z - _math.log(2.0), _math_ops.log1p(-0.5 * _laplace_tail(z))),
     ppf=lambda q: _math_ops.where(q < 0.5, _math_ops.log(2.0 * q), -_math_ops.log(2.0 - 2.0 * q)),
     isf=lambda q: _math_ops.where(q < 0.5, -_math_ops.log(2.0 * q), _math_ops.log(2.0 - 2.0 * q)),
+    moments=lambda *_: (0.0, 2.0, 0.0, 3.0),
+    entropy=lambda *_: _math.log(2.0) + 1.0,
 )
 logistic = _family(
     "logistic",
@@ -1298,6 +1404,8 @@ logistic = _family(
     logsf=lambda z: -_nn.softplus(z),
     ppf=lambda q: _sp.logit(q),
     isf=lambda q: -_sp.logit(q),
+    moments=lambda *_: (0.0, _math.pi**2 / 3.0, 0.0, 1.2),
+    entropy=lambda *_: 2.0,
 )
 cauchy = _family(
     "cauchy",
@@ -1309,6 +1417,8 @@ cauchy = _family(
     sf=lambda z: _atan2_over_pi(1.0, z),
     ppf=lambda q: _cauchy_quantile(q, 1.0),
     isf=lambda q: _cauchy_quantile(q, -1.0),
+    moments=lambda *_: (_math.nan, _math.nan, _math.nan, _math.nan),
+    entropy=lambda *_: _math.log(4.0 * _math.pi),
 )
 pareto = _family(
     "pareto",
@@ -1414,7 +1524,8 @@ def _gennorm_probability(z, beta, upper):
     s = -z if upper else z
     centre = _math_ops.abs(s) ** beta < 1e-20
     zs = w(centre, 1.0, s)
-    tail = 0.5 * _sp.gammaincc(1.0 / beta, _math_ops.abs(zs) ** beta)
+    big, power = _huge_power(_math_ops.abs(zs), beta)
+    tail = w(big, 0.0, 0.5 * _sp.gammaincc(1.0 / beta, power))
     return w(centre, _half_plus(centre, s, _gennorm_density_at_0(beta)), w(zs > 0, 1.0 - tail, tail))
 
 
@@ -1425,10 +1536,21 @@ def _gennorm_log_probability(z, beta, upper):
     s = -z if upper else z
     centre = _math_ops.abs(s) ** beta < 1e-20
     zs = w(centre, 1.0, s)
-    power = _math_ops.abs(zs) ** beta
-    log_tail = _math.log(0.5) + _log_gamma_tail(1.0 / beta, power, upper=True)
-    near = _math_ops.log1p(-0.5 * _sp.gammaincc(1.0 / beta, power))
+    big, power = _huge_power(_math_ops.abs(zs), beta)
+    log_tail = w(big, -_math.inf, _math.log(0.5) + _log_gamma_tail(1.0 / beta, power, upper=True))
+    near = w(big, 0.0, _math_ops.log1p(-0.5 * _sp.gammaincc(1.0 / beta, power)))
     return w(centre, _math_ops.log(_half_plus(centre, s, _gennorm_density_at_0(beta))), w(zs > 0, near, log_tail))
+
+
+def _gennorm_log_density(z, beta):
+    """``log(beta / 2) - gammaln(1 / beta) - |z|**beta``; at the cusp ``z = 0`` of a ``beta < 1`` the power is 0 with no
+    gradient (its derivative in ``z`` is infinite there, and times the scale's ``dz = 0`` made the scale's gradient NaN
+    for -1 / scale; in ``x`` and ``loc`` it is 0 there, as ``abs``'s at 0)."""
+    w = _math_ops.where
+    size = _math_ops.abs(z)
+    cusp = _all(_math_ops.equal(size, 0.0), beta < 1)
+    big, power = _huge_power(w(cusp, 1.0, size), beta)
+    return w(big, -_math.inf, _math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta) - w(cusp, 0.0, power))
 
 
 def _gennorm_quantile(q, beta, sign):
@@ -1448,7 +1570,7 @@ gennorm = _family(
     -_math.inf,
     _math.inf,
     0.0,
-    logpdf=lambda z, beta: _math_ops.log(0.5 * beta) - _sp.gammaln(1.0 / beta) - _math_ops.abs(z) ** beta,
+    logpdf=lambda z, beta: _gennorm_log_density(z, beta),
     cdf=lambda z, beta: _gennorm_probability(z, beta, upper=False),
     sf=lambda z, beta: _gennorm_probability(z, beta, upper=True),
     logcdf=lambda z, beta: _gennorm_log_probability(z, beta, upper=False),
@@ -1483,6 +1605,21 @@ def _positive(z):
     return positive, _math_ops.where(positive, z, 1.0)
 
 
+def _overflows(u) -> Tensor:
+    """Where ``exp(u)`` overflows (``u`` above log of float64's largest, 709.78), with no gradient: a formula there is
+    taken at a stand-in, its value the limit, because the derivative of the overflowed exponential (inf) met a zero
+    one (0 * inf: NaN gradients where the value had saturated to 0 or 1)."""
+    return _math_ops.equal(_math_ops.exp(_math_ops.stop_gradient(u)), _math.inf)
+
+
+def _huge_power(size, c):
+    """``(big, power)``: where ``size**c`` overflows (``big``), and the power elsewhere (1 at a stand-in there, so that its
+    gradient stays finite): gennorm's ``|z|**beta`` and weibull_min's ``z**c`` at ``x = 1e300`` were inf, and their
+    distribution functions' and densities' gradients 0 * inf = NaN where the values are 0 and 1."""
+    big = _math_ops.equal(_math_ops.stop_gradient(size) ** _math_ops.stop_gradient(c), _math.inf)
+    return big, _math_ops.where(big, 1.0, size) ** c
+
+
 def _log1mexp_exp(u):
     """``log(1 - exp(-exp(u)))``: ``u - exp(u) / 2`` (its series, exact to a rounding there) where ``u < -20``,
     where ``exp(u)`` underflows or ``log1mexp`` of it loses digits (gumbel_r.logsf(800) was -inf for -800); ``u``
@@ -1502,9 +1639,11 @@ def _log_power(z, c):
 
 
 def _gumbel_log_density(z):
-    """``-z - exp(-z)``, with ``z`` clamped where ``exp(-z)`` overflows (the value is -inf there, not inf - inf)."""
-    z = _math_ops.maximum(z, -800.0)
-    return -z - _math_ops.exp(-z)
+    """``-z - exp(-z)``; -inf where ``exp(-z)`` overflows (not inf - inf), from a stand-in there (a clamp of ``z`` gave
+    the pdf's gradient 0 * exp(800) = NaN at x = -1e6)."""
+    far = _overflows(-z)
+    zs = _math_ops.where(far, 0.0, z)
+    return _math_ops.where(far, -_math.inf, -zs - _math_ops.exp(-zs))
 
 
 gumbel_r = _family(
@@ -1520,6 +1659,8 @@ gumbel_r = _family(
     logsf=lambda z: _log1mexp_exp(-z),
     ppf=lambda q: -_math_ops.log(-_math_ops.log(q)),
     isf=lambda q: -_math_ops.log(-_math_ops.log1p(-q)),
+    moments=lambda *_: (_EULER, _math.pi**2 / 6.0, 12.0 * _math.sqrt(6.0) * _ZETA3 / _math.pi**3, 2.4),
+    entropy=lambda *_: _EULER + 1.0,
 )
 gumbel_l = _family(
     "gumbel_l",
@@ -1533,7 +1674,15 @@ gumbel_l = _family(
     logsf=lambda z: -_math_ops.exp(z),
     ppf=lambda q: _math_ops.log(-_math_ops.log1p(-q)),
     isf=lambda q: _math_ops.log(-_math_ops.log(q)),
+    moments=lambda *_: (-_EULER, _math.pi**2 / 6.0, -12.0 * _math.sqrt(6.0) * _ZETA3 / _math.pi**3, 2.4),
+    entropy=lambda *_: _EULER + 1.0,
 )
+
+
+def _weibull_power(z, c):
+    """``z**c``: inf with no gradient where it overflows (``_huge_power``)."""
+    big, power = _huge_power(z, c)
+    return _math_ops.where(big, _math.inf, power)
 
 
 def _lognorm_at(z, s, formula, at_zero):
@@ -1564,12 +1713,12 @@ weibull_min = _family(
     0.0,
     _math.inf,
     1.0,
-    logpdf=lambda z, c: _math_ops.log(c) + _sp.xlogy(c - 1.0, z) - z**c,
+    logpdf=lambda z, c: _math_ops.log(c) + _sp.xlogy(c - 1.0, z) - _weibull_power(z, c),
     near_low=lambda z, c: (c - 1.0, _math_ops.log(c) - z**c),
-    cdf=lambda z, c: -_math_ops.expm1(-(z**c)),
-    sf=lambda z, c: _math_ops.exp(-(z**c)),
+    cdf=lambda z, c: -_math_ops.expm1(-_weibull_power(z, c)),
+    sf=lambda z, c: _math_ops.exp(-_weibull_power(z, c)),
     logcdf=lambda z, c: _log1mexp_exp(_log_power(z, c)),
-    logsf=lambda z, c: -(z**c),
+    logsf=lambda z, c: -_weibull_power(z, c),
     ppf=lambda q, c: (-_math_ops.log1p(-q)) ** (1.0 / c),
     isf=lambda q, c: (-_math_ops.log(q)) ** (1.0 / c),
     shapes=("c",),
@@ -1599,6 +1748,13 @@ halfnorm = _family(
     logsf=lambda z: _halfnorm_logsf(z),
     ppf=lambda q: _math.sqrt(2.0) * _sp.erfinv(q),
     isf=lambda q: _math.sqrt(2.0) * _sp.erfcinv(q),
+    moments=lambda *_: (
+        _math.sqrt(2.0 / _math.pi),
+        1.0 - 2.0 / _math.pi,
+        _math.sqrt(2.0) * (4.0 - _math.pi) / (_math.pi - 2.0) ** 1.5,
+        8.0 * (_math.pi - 3.0) / (_math.pi - 2.0) ** 2,
+    ),
+    entropy=lambda *_: 0.5 * _math.log(_math.pi / 2.0) + 0.5,
 )
 rayleigh = _family(
     "rayleigh",
@@ -1614,6 +1770,13 @@ rayleigh = _family(
     logsf=lambda z: -0.5 * z * z,
     ppf=lambda q: _math_ops.sqrt(-2.0 * _math_ops.log1p(-q)),
     isf=lambda q: _math_ops.sqrt(-2.0 * _math_ops.log(q)),
+    moments=lambda *_: (
+        _math.sqrt(_math.pi / 2.0),
+        (4.0 - _math.pi) / 2.0,
+        2.0 * (_math.pi - 3.0) * _math.sqrt(_math.pi) / (4.0 - _math.pi) ** 1.5,
+        -(6.0 * _math.pi**2 - 24.0 * _math.pi + 16.0) / (4.0 - _math.pi) ** 2,
+    ),
+    entropy=lambda *_: _EULER / 2.0 + 1.0 - 0.5 * _math.log(2.0),
 )
 
 
@@ -1674,6 +1837,13 @@ f = _family(
         - 0.5 * (dfn + dfd) * _math_ops.log1p(dfn * z / dfd)
         - _sp.betaln(0.5 * dfn, 0.5 * dfd)
     ),
+    # at x = 0 the density's power form (its gradients were NaN there: exp(-inf) times xlogy's infinite derivative)
+    near_low=lambda z, dfn, dfd: (
+        0.5 * dfn - 1.0,
+        0.5 * dfn * _math_ops.log(dfn / dfd)
+        - 0.5 * (dfn + dfd) * _math_ops.log1p(dfn * z / dfd)
+        - _sp.betaln(0.5 * dfn, 0.5 * dfd),
+    ),
     cdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _beta_below(0.5 * dfn, 0.5 * dfd, y, c)),
     sf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda c, y: _beta_below(0.5 * dfd, 0.5 * dfn, y, c)),
     logcdf=lambda z, dfn, dfd: _f_beta(z, dfn, dfd, lambda y, c: _log_betainc(0.5 * dfn, 0.5 * dfd, y, c)),
@@ -1697,8 +1867,10 @@ def _loggamma_log_density(z, c):
     (the textbook terms cancel for a large ``c``); the textbook form where ``exp(z)`` underflows."""
     w = _math_ops.where
     moderate = _math_ops.abs(z) < 700.0
+    huge = _overflows(z)  # -inf there, from a stand-in (exp(z)'s infinite derivative made the gradient NaN)
     y = _math_ops.exp(w(moderate, z, 0.0))
-    return w(moderate, gamma_log_density(c, y) + z, c * z - _math_ops.exp(w(moderate, 0.0, z)) - _sp.gammaln(c))
+    textbook = c * z - _math_ops.exp(w(_math_ops.logical_or(moderate, huge), 0.0, z)) - _sp.gammaln(c)
+    return w(huge, -_math.inf, w(moderate, gamma_log_density(c, y) + z, textbook))
 
 
 def _loggamma_probability(z, c, method):
@@ -1707,15 +1879,18 @@ def _loggamma_probability(z, c, method):
     loggamma.cdf(-800, 0.001) 0 for 0.4496, logsf(-800, 0.6) 0 for -3.9e-209."""
     w = _math_ops.where
     tiny = z < -700.0
+    huge = _overflows(z)  # P = 1 there, its ends from a stand-in (exp(z) = inf made the loc and scale gradients NaN)
     log_p = w(tiny, c * w(tiny, z, 0.0) - _sp.gammaln(c + 1.0), -1.0)
-    y = _math_ops.exp(w(tiny, 0.0, z))
+    y = _math_ops.exp(w(_math_ops.logical_or(tiny, huge), 0.0, z))
     if method == "cdf":
-        return w(tiny, _math_ops.exp(log_p), _sp.gammainc(c, y))
-    if method == "sf":
-        return w(tiny, -_math_ops.expm1(log_p), _sp.gammaincc(c, y))
-    if method == "logcdf":
-        return w(tiny, log_p, _log_gamma_tail(c, y, upper=False))
-    return w(tiny, _nn.log1mexp(-log_p), _log_gamma_tail(c, y, upper=True))
+        value, end = w(tiny, _math_ops.exp(log_p), _sp.gammainc(c, y)), 1.0
+    elif method == "sf":
+        value, end = w(tiny, -_math_ops.expm1(log_p), _sp.gammaincc(c, y)), 0.0
+    elif method == "logcdf":
+        value, end = w(tiny, log_p, _log_gamma_tail(c, y, upper=False)), 0.0
+    else:
+        value, end = w(tiny, _nn.log1mexp(-log_p), _log_gamma_tail(c, y, upper=True)), -_math.inf
+    return w(huge, end, value)
 
 
 def _loggamma_quantile(q, c, inverse, lower):
@@ -1982,13 +2157,13 @@ def _counts(
 
     methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", probability))
     if moments is not None:
-        methods.update(_count_summaries(name, shapes, valid, moments, entropy))
+        methods.update(_summaries(name, shapes, valid, moments, entropy))
     if cdf is not None:  # betabinom's distribution function is a hypergeometric sum: none
         methods.update(
             ppf=_count_quantile(name, "ppf", shapes, valid, low, high, tail(cdf, 0.0, 1.0), guess),
             isf=_count_quantile(name, "isf", shapes, valid, low, high, tail(sf, 1.0, 0.0), guess),
         )
-        methods.update(_count_intervals(methods["ppf"]))
+        methods.update(_intervals(methods["ppf"]))
         methods.update(
             cdf=method("cdf", tail(cdf, 0.0, 1.0)),
             sf=method("sf", tail(sf, 1.0, 0.0)),
@@ -2043,81 +2218,6 @@ def _count_quantile(name, m, shapes, valid, low, high, probability, guess=None):
     3.0
     """
     return run
-
-
-def _count_intervals(ppf) -> dict:
-    """``median`` (``ppf(0.5)``) and ``interval(confidence)``, ``(ppf((1 - c) / 2), ppf((1 + c) / 2))``, SciPy's; NaN for
-    a confidence outside [0, 1] (SciPy raises there; a tensor's values are not read, so that traced calls agree)."""
-    name = ppf.__name__.rsplit("_", 1)[0]
-
-    def median(*args, **kwargs):
-        return ppf(0.5, *args, **kwargs)
-
-    def interval(confidence, *args, **kwargs):
-        if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
-            inside = 0 <= confidence <= 1
-            low, high = ((1 - confidence) / 2, (1 + confidence) / 2) if inside else (_math.nan, _math.nan)
-        else:
-            from .ops.creation import tensor
-
-            c = confidence if isinstance(confidence, Tensor) else tensor(confidence)
-            inside = _all(c >= 0, c <= 1)
-            low = _math_ops.where(inside, (1.0 - c) * 0.5, _math.nan)
-            high = _math_ops.where(inside, (1.0 + c) * 0.5, _math.nan)
-        return ppf(low, *args, **kwargs), ppf(high, *args, **kwargs)
-
-    median.__name__ = median.__qualname__ = f"{name}_median"
-    interval.__name__ = interval.__qualname__ = f"{name}_interval"
-    return {"median": median, "interval": interval}
-
-
-def _count_summaries(name, shapes, valid, moments, entropy=None) -> dict:
-    """``mean``, ``var``, ``std``, ``stats(moments=)`` (SciPy's order m, v, s, k; the kurtosis is the excess) and
-    ``entropy`` (where ``entropy`` is given) of a count family, from ``moments(*params) -> (mean, var, skew, kurt)``,
-    NaN for invalid parameters; differentiable in the continuous parameters (they are formulas in tensorlib ops)."""
-    w = _math_ops.where
-
-    def parameters(m, args, kwargs):
-        dtype, (*params, loc) = _bound(f"{name}.{m}", None, None, shapes, {"loc": 0.0}, args, kwargs)
-        return dtype, params, loc
-
-    def summary(m, index):
-        def run(*args, **kwargs):
-            dtype, params, loc = parameters(m, args, kwargs)
-            values = moments(*params)
-            value = values[0] + loc if index == 0 else _math_ops.sqrt(values[1]) if index == "std" else values[index]
-            return _narrowed(w(valid(*params), value, _math.nan), dtype)
-
-        run.__name__ = run.__qualname__ = f"{name}_{m}"
-        run.__doc__ = f"SciPy's ``{name}.{m}`` of the parameters (``loc`` too), differentiable in the continuous ones."
-        return run
-
-    def stats(*args, moments="mv", **kwargs):
-        """SciPy's ``stats``: the mean, variance, skewness and excess kurtosis named by ``moments`` (letters of ``mvsk``),
-        in that order; one Tensor for one letter.
-
-        >>> import tensorlib as tl
-        >>> [float(v) for v in tl.stats.poisson.stats(4.0, moments="mvsk")]
-        [4.0, 4.0, 0.5, 0.25]
-        """
-        if not isinstance(moments, str) or not moments or set(moments) - set("mvsk"):
-            raise ValueError(f"{name}.stats: moments must be letters of 'mvsk', got {moments!r}")
-        out = tuple(
-            summary(m, i)(*args, **kwargs) for i, m in enumerate(("mean", "var", "skew", "kurt")) if m[0] in moments
-        )
-        return out[0] if len(out) == 1 else out
-
-    stats.__name__ = stats.__qualname__ = f"{name}_stats"
-    methods = {"mean": summary("mean", 0), "var": summary("var", 1), "std": summary("std", "std"), "stats": stats}
-    if entropy is not None:
-
-        def entropy_(*args, **kwargs):
-            dtype, params, _ = parameters("entropy", args, kwargs)
-            return _narrowed(w(valid(*params), entropy(*params), _math.nan), dtype)
-
-        entropy_.__name__ = entropy_.__qualname__ = f"{name}_entropy"
-        methods["entropy"] = entropy_
-    return methods
 
 
 def _p_at_an_end(p) -> Tensor:
@@ -2305,8 +2405,8 @@ poisson = SimpleNamespace(
     logcdf=lambda k, mu: _poisson_tail("poisson.logcdf", k, mu, upper=False, log=True),
     logsf=lambda k, mu: _poisson_tail("poisson.logsf", k, mu, upper=True, log=True),
     **_poisson_quantiles,
-    **_count_intervals(_poisson_quantiles["ppf"]),
-    **_count_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
+    **_intervals(_poisson_quantiles["ppf"]),
+    **_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
 )
 
 __all__ = [

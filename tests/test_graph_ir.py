@@ -50,16 +50,18 @@ def test_print_lists_one_line_per_node_with_types_and_attributes():
         "  %6 = BatchMatMulV2(%0, %5) : float64[?,40]",
         "  %7 = BatchMatMulV2(%6, %1) : float64[?,2]",
         "  %8, %9 = SplitV(%7) sizes=(1,1) axis=1 : float64[?,1], float64[?,1]",
-        "  %10 = Add(%2, %4) : float64[]",
-        "  AssignVariable(%2, %10)",
-        "  %11 = Mul(%8, %9) : float64[?,1]",
-        "  %12 = Sum(%11) axis=None keepdims=False : float64[]",
-        "  %13 = Sum(%3) axis=None keepdims=False : float64[]",
-        "  %14 = Add(%12, %13) : float64[]",
-        "  return (%14, %9)",
+        # The update's read of the Variable is no differentiable read (as eagerly): a StopGradient.
+        "  %10 = StopGradient(%2) : float64[]",
+        "  %11 = Add(%10, %4) : float64[]",
+        "  AssignVariable(%2, %11) how='assign_add'",
+        "  %12 = Mul(%8, %9) : float64[?,1]",
+        "  %13 = Sum(%12) axis=None keepdims=False : float64[]",
+        "  %14 = Sum(%3) axis=None keepdims=False : float64[]",
+        "  %15 = Add(%13, %14) : float64[]",
+        "  return (%15, %9)",
         "}",
     ]
-    assert repr(graph) == "<tl.Graph 'fn': 1 inputs, 3 captures, 2 constants, 9 nodes, 2 outputs>"
+    assert repr(graph) == "<tl.Graph 'fn': 1 inputs, 3 captures, 2 constants, 10 nodes, 2 outputs>"
     sliced = tl.function(lambda x: x[..., None, 1:]).get_graph(tl.TensorSpec((3, 2), "float32"))
     assert "  %1 = StridedSlice(%0) index=(:,None,1:) : float32[3,1,1]" in str(sliced).splitlines()
 
@@ -74,6 +76,6 @@ def test_dot_output_labels_ops_and_puts_shapes_on_edges():
     # Node ids are the value names of print(graph).
     assert '  "%6" [label="%6 = BatchMatMulV2", fillcolor=' in dot
     assert '  "%3" [label="%3: capture TABLE\\nfloat64[300,2], 4.7 KiB", shape=ellipse, style=dashed];' in dot
-    assert ("%0", "%6", "float64[?,2]") in edges and ("%3", "%13", "float64[300,2]") in edges
-    assert ("%8", "%11", "%9: float64[?,1]") in edges  # SplitV's second output
+    assert ("%0", "%6", "float64[?,2]") in edges and ("%3", "%14", "float64[300,2]") in edges
+    assert ("%8", "%12", "%9: float64[?,1]") in edges  # SplitV's second output
     assert sum(1 for _, b, _ in edges if b.startswith("output")) == 2

@@ -6,6 +6,8 @@ coefficients (stable and unstable filters), and against the NumPy references of
 ``tensorlib.testing.references`` (SciPy's transposed direct form II, one sample at a time) where SciPy is
 missing; gradients in the coefficients, the signal and the state against float64 central differences
 (``tl.testing.check_grads``); the same values under ``tl.function`` (sizes unknown) and ``tl.vmap``.
+``resample`` and ``spectrogram`` against ``scipy.signal`` (and, without it, a round trip and Welch's estimate);
+``torch_stft`` against ``torch.stft`` (when installed) and its definition in NumPy (``references.torch_stft``).
 """
 
 import numpy as np
@@ -210,3 +212,158 @@ def test_star_import_gives_the_public_names():
     assert public == set(tl.signal.__all__)
     assert {"lfilter", "lfilter_zi", "filtfilt", "sosfilt", "sosfilt_zi", "sosfiltfilt"} <= public
     assert all(callable(getattr(tl.signal, name)) for name in tl.signal.__all__)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 20),
+    st.integers(1, 25),
+    st.sampled_from([None, "hann", "values", "callable"]),
+    st.sampled_from(["real", "complex", "freq"]),
+    st.integers(0, 2**16),
+)
+def test_resample_matches_scipy(n, num, window, kind, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, n))
+    if kind != "real":
+        x = x + 1j * rng.standard_normal((2, n))
+    if window == "values":
+        window = rng.uniform(0.5, 1.5, n)
+    elif window == "callable":
+        window = lambda f: np.exp(-(f**2))
+    domain = "freq" if kind == "freq" else "time"
+    got = tl.signal.resample(x, num, axis=1, window=window, domain=domain)
+    want = scipy_signal.resample(x, num, axis=1, window=window, domain=domain)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-12)
+    t = np.arange(n) * 0.5 + 1.0
+    if n > 1:
+        got_t = tl.signal.resample(x.T, num, t=t, window=window, domain=domain)[1]
+        np.testing.assert_allclose(got_t.numpy(), scipy_signal.resample(x.T, num, t=t, window=window, domain=domain)[1])
+
+
+def test_resample_round_trip_dtype_and_gradient():
+    # Without SciPy: an odd length up and back down returns the signal (no Nyquist bin is split or united).
+    x = np.random.default_rng(3).standard_normal(9)
+    up = tl.signal.resample(x, 20)
+    np.testing.assert_allclose(tl.signal.resample(up, 9).numpy(), x, atol=1e-12)
+    assert tl.signal.resample(x.astype(np.float32), 6).dtype == np.float32
+    assert tl.signal.resample(np.arange(6), 4).dtype == np.float64
+    for num in (4, 9, 14):
+        check_grads(lambda x, num=num: tl.signal.resample(x, num), (x,), order=2)
+    with pytest.raises(ValueError, match=r"^resample: num must be an int >= 1, got 0"):
+        tl.signal.resample(x, 0)
+    with pytest.raises(ValueError, match=r"^resample: domain must be 'time' or 'freq'"):
+        tl.signal.resample(x, 4, domain="space")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(8, 40),
+    st.sampled_from(["psd", "complex", "magnitude", "angle", "phase"]),
+    st.sampled_from([("tukey", 0.25), "hann", ("tukey", 0.7), "tukey", "boxcar"]),
+    st.sampled_from(["density", "spectrum"]),
+    st.booleans(),
+    st.integers(0, 2**16),
+)
+def test_spectrogram_matches_scipy(n, mode, window, scaling, onesided, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, n, 3))
+    nperseg = int(rng.integers(3, n + 1))
+    kwargs = {
+        "fs": 2.5,
+        "window": window,
+        "nperseg": nperseg,
+        "scaling": scaling,
+        "return_onesided": onesided,
+        "mode": mode,
+        "axis": 1,
+    }
+    for k, (got, want) in enumerate(zip(tl.signal.spectrogram(x, **kwargs), scipy_signal.spectrogram(x, **kwargs))):
+        assert got.shape == want.shape
+        if k == 2 and mode in ("angle", "phase"):  # the angle of a real value is 0 or pi, pi's sign a rounding's,
+            # and the angle of a (detrended) zero is any; unwrapping adds multiples of 2 pi
+            kept = np.abs(scipy_signal.spectrogram(x, **{**kwargs, "mode": "complex"})[2]) > 1e-9
+            got, want = np.exp(1j * got.numpy()) * kept, np.exp(1j * want) * kept
+        np.testing.assert_allclose(np.asarray(got), want, atol=1e-10)
+
+
+def test_spectrogram_averages_to_welch_and_is_differentiable():
+    # Without SciPy: the mean of the psd spectrogram over time is Welch's estimate with the same segments.
+    x = np.random.default_rng(5).standard_normal(50)
+    f, t, sxx = tl.signal.spectrogram(x, fs=3.0, window="hann", nperseg=10, noverlap=5)
+    fw, pw = references.welch(x, fs=3.0, window="hann", nperseg=10, noverlap=5)
+    np.testing.assert_allclose(f.numpy(), fw)
+    np.testing.assert_allclose(sxx.numpy().mean(axis=-1), pw, rtol=1e-12)
+    np.testing.assert_allclose(t.numpy(), (5 + 5 * np.arange(9)) / 3.0)
+    check_grads(lambda x: tl.signal.spectrogram(x, nperseg=12, mode="psd")[2], (x,), order=2)
+    check_grads(lambda x: tl.signal.spectrogram(x, nperseg=12, mode="complex")[2], (x,), order=1)
+    with pytest.raises(ValueError, match=r"^spectrogram: mode must be 'psd', 'complex'"):
+        tl.signal.spectrogram(x, mode="power")
+
+
+@st.composite
+def torch_stft_arguments(draw):
+    n_fft = draw(st.integers(2, 16))
+    win_length = draw(st.integers(1, n_fft))
+    window = draw(st.sampled_from([None, "hann", "random"]))
+    pad_mode = draw(st.sampled_from(["reflect", "constant", "replicate", "circular"]))
+    center = draw(st.booleans())
+    least = n_fft // 2 + 1 if center else n_fft
+    shape = draw(st.sampled_from([(draw(st.integers(least, 40)),), (2, draw(st.integers(least, 40)))]))
+    return {
+        "x": np.random.default_rng(draw(st.integers(0, 2**16))).standard_normal(shape),
+        "n_fft": n_fft,
+        "hop": draw(st.integers(1, 8) | (st.none() if n_fft >= 4 else st.nothing())),
+        "win_length": win_length,
+        "window": None
+        if window is None
+        else np.hanning(win_length + 2)[1:-1]
+        if window == "hann"
+        else np.random.default_rng(win_length).uniform(0.1, 1.0, win_length),
+        "center": center,
+        "pad_mode": pad_mode,
+        "normalized": draw(st.booleans()),
+        "onesided": draw(st.booleans()),
+    }
+
+
+def _torch_stft_call(args, fn):
+    return fn(args["x"], args["n_fft"], hop_length=args["hop"], win_length=args["win_length"], window=args["window"],
+              center=args["center"], pad_mode=args["pad_mode"], normalized=args["normalized"],
+              onesided=args["onesided"], return_complex=True)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(torch_stft_arguments())
+def test_torch_stft_matches_its_definition(args):
+    got = _torch_stft_call(args, tl.signal.torch_stft)
+    want = _torch_stft_call(args, references.torch_stft)  # torch.stft's definition in NumPy
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(torch_stft_arguments())
+def test_torch_stft_matches_torch(args):
+    torch = pytest.importorskip("torch")
+    got = _torch_stft_call(args, tl.signal.torch_stft)
+    window = None if args["window"] is None else torch.tensor(args["window"])
+    want = _torch_stft_call({**args, "x": torch.tensor(args["x"]), "window": window}, torch.stft).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-12)
+
+
+def test_torch_stft_options_errors_and_gradients():
+    x = np.random.default_rng(6).standard_normal(32)
+    window = np.hanning(8)
+    parts = tl.signal.torch_stft(x, 8, 2, window=window, return_complex=False)
+    whole = tl.signal.torch_stft(x, 8, 2, window=window, return_complex=True).numpy()
+    np.testing.assert_array_equal(parts.numpy(), np.stack([whole.real, whole.imag], -1))
+    with pytest.raises(ValueError, match=r"^torch_stft: stft requires the return_complex parameter be given"):
+        tl.signal.torch_stft(x, 8)
+    with pytest.raises(ValueError, match=r"^torch_stft: expected 0 < win_length <= n_fft"):
+        tl.signal.torch_stft(x, 8, win_length=9, return_complex=True)
+    with pytest.raises(ValueError, match=r"^torch_stft: pad_mode must be one of"):
+        tl.signal.torch_stft(x, 8, pad_mode="edge", return_complex=True)
+    check_grads(lambda x, w: tl.signal.torch_stft(x, 8, 3, window=w, return_complex=True), (x, window), order=2)

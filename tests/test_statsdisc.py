@@ -269,3 +269,199 @@ def test_binomial_moments_are_exact_at_the_ends(p, n):
     got = [float(t) for t in tl.stats.binom.stats(float(n), tl.tensor(p, "float64"), moments="mvsk")]
     expected = [n * exact_p, n * pq, (1 - 2 * exact_p) / Fraction(math.sqrt(n * pq)), (1 - 6 * pq) / (n * pq)]
     np.testing.assert_allclose(got, [float(e) for e in expected], rtol=1e-13)
+
+
+def _gradient_and_difference(name, method, x, params, position):
+    f = _method(name, method)
+    args = [tl.tensor(v, "float64") for v in params]
+
+    def at(v):
+        return f(tl.tensor(x, "float64"), *args[:position], v, *args[position + 1 :])
+
+    got = float(tl.grad(at)(args[position]))
+    h = 1e-6 * max(1.0, abs(params[position]))
+    difference = (float(at(args[position] + h)) - float(at(args[position] - h))) / (2 * h)
+    return got, difference
+
+
+# (family, method, x, shapes + (loc, scale), the argument) where the value saturates (0, 1, or a log of 1) at a huge x:
+# each gradient was NaN, the derivative there is 0 (the value is constant around the point, central differences)
+SATURATED = [
+    ("gumbel_r", "pdf", -1e6, (0.0, 1.0), 0),
+    ("gumbel_r", "pdf", -1e300, (0.0, 1.0), 1),
+    ("gumbel_l", "pdf", 1e3, (0.0, 1.0), 0),
+    ("gumbel_l", "pdf", 1e30, (0.0, 1.0), 1),
+    ("loggamma", "cdf", 1e3, (2.0, 0.0, 1.0), 1),
+    ("loggamma", "sf", 1e6, (2.0, 0.0, 1.0), 2),
+    ("loggamma", "logcdf", 1e30, (2.0, 0.0, 1.0), 1),
+    ("loggamma", "pdf", 1e300, (2.0, 0.0, 1.0), 2),
+    ("loggamma", "pdf", 1e3, (2.0, 0.0, 1.0), 0),
+    ("weibull_min", "cdf", 1e300, (2.0, 0.0, 1.0), 0),
+    ("weibull_min", "sf", 1e300, (2.0, 0.0, 1.0), 0),
+    ("weibull_min", "pdf", 1e300, (2.0, 0.0, 1.0), 0),
+    ("gennorm", "cdf", 1e300, (1.5, 0.0, 1.0), 0),
+    ("gennorm", "sf", -1e300, (1.5, 0.0, 1.0), 0),
+    ("gennorm", "logcdf", 1e300, (1.5, 0.0, 1.0), 2),
+    ("gennorm", "logsf", -1e300, (1.5, 0.0, 1.0), 1),
+    ("gennorm", "pdf", -1e300, (1.5, 0.0, 1.0), 0),
+    ("f", "pdf", 0.0, (3.0, 4.0, 0.0, 1.0), 0),
+    ("f", "pdf", 0.0, (3.0, 4.0, 0.0, 1.0), 3),
+]
+
+
+@pytest.mark.parametrize("name, method, x, params, position", SATURATED)
+def test_saturated_values_have_zero_gradients(name, method, x, params, position):
+    got, difference = _gradient_and_difference(name, method, x, params, position)
+    assert difference == 0.0 and got == 0.0, (got, difference)
+
+
+def test_gennorm_scale_gradient_at_the_cusp():
+    # logpdf(loc) = log(beta / 2) - gammaln(1 / beta) - log(scale): d / dscale = -1 / scale (it was NaN for beta < 1)
+    for beta in (0.1, 0.5, 1.5, 2.0):
+        got, difference = _gradient_and_difference("gennorm", "logpdf", 0.0, (beta, 0.0, 2.0), 2)
+        assert got == pytest.approx(-0.5, rel=1e-12) and difference == pytest.approx(-0.5, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name, method, x, params, position, expected",
+    [
+        # log_betainc's unused branch took log(betainc(a, b, 0.5)), 0 for a large a: NaN in every df gradient from 1e4
+        ("t", "logcdf", 0.0, (1e5, 0.0, 1.0), 0, 0.0),
+        ("t", "logsf", 5.0, (1e5, 0.0, 1.0), 0, None),
+        ("t", "logcdf", 1e4, (1e6, 0.0, 1.0), 0, 0.0),
+        ("nbinom", "logsf", 1e6, (2.5, 0.4), 0, None),
+        ("nbinom", "logsf", 5000.0, (2.5, 0.4), 0, None),
+        # BetaincGrad with b = 1e155 (the count + 1): its continued fraction overflowed where the prefactor is 0
+        ("nbinom", "cdf", 1e300, (2.5, 0.4), 0, 0.0),
+        ("nbinom", "sf", 1e200, (2.5, 0.4), 0, 0.0),
+    ],
+)
+def test_log_tail_gradients_in_a_large_parameter(name, method, x, params, position, expected):
+    got, difference = _gradient_and_difference(name, method, x, params, position)
+    if expected is None:
+        assert got == pytest.approx(difference, rel=1e-5)
+    else:
+        assert got == expected and difference == expected
+
+
+def test_betainc_gradient_where_its_prefactor_underflows():
+    b = tl.tensor([1e155, 1e300], "float64")
+    got = tl.grad(lambda a: tl.special.betainc(a, b, tl.tensor(0.4, "float64")).sum())(tl.tensor(2.5, "float64"))
+    assert float(got) == 0.0
+    got = tl.grad(lambda b: tl.special.betainc(tl.tensor(2.5, "float64"), b, tl.tensor(0.4, "float64")).sum())(b)
+    assert np.array_equal(got.numpy(), [0.0, 0.0])
+
+
+def test_polygamma_takes_integer_valued_float_orders():
+    # SciPy and JAX take n = 1.0 as order 1 (it was a ValueError); a non-integer order stays one (SciPy: NaN)
+    x = tl.tensor([1.0, 2.5], "float64")
+    for n in (1.0, np.array([1.0, 3.0]), tl.tensor([2.0, 0.0], "float64")):
+        whole = np.asarray(n.numpy() if isinstance(n, tl.Tensor) else n).astype(np.int64)
+        whole = int(whole) if whole.ndim == 0 else tl.tensor(whole)
+        np.testing.assert_array_equal(tl.special.polygamma(n, x).numpy(), tl.special.polygamma(whole, x).numpy())
+    # the value: polygamma(1, 1) = pi**2 / 6, and its gradient polygamma(2, 1) = -2 zeta(3)
+    assert float(tl.special.polygamma(1.0, tl.tensor(1.0, "float64"))) == pytest.approx(math.pi**2 / 6, rel=1e-14)
+    slope = tl.grad(lambda t: tl.special.polygamma(1.0, t))(tl.tensor(1.0, "float64"))
+    assert float(slope) == pytest.approx(-2 * 1.2020569031595942, rel=1e-13)
+    with pytest.raises(ValueError, match=r"Polygamma: the order n must be a non-negative integer .*got 1\.5"):
+        tl.special.polygamma(1.5, x)
+
+
+# (v, x) with v**2 ~ x: past AMOS's range (x above ~1.07e9) and below Hankel's expansion's reach (4 v**2): SciPy's
+# ive and kve are NaN there, and so were tensorlib's; the uniform (Debye) expansion now fills it
+DEBYE_POINTS = [(1e5, 5e9), (3e4, 2e9), (1e5, 3.9e10), (2e5, 1e10)]
+
+
+@pytest.mark.parametrize("v, x", DEBYE_POINTS)
+def test_scaled_bessel_values_where_v_squared_is_near_x(v, x):
+    v_, x_ = tl.tensor(v, "float64"), tl.tensor(x, "float64")
+    ive = [float(tl.special.ive(v_ + d, x_)) for d in (0.0, 1.0)]
+    kve = [float(tl.special.kve(v_ + d, x_)) for d in (0.0, 1.0)]
+    # the Wronskian I_v K_{v+1} + I_{v+1} K_v = 1 / x (DLMF 10.28.2), in the scaled functions: no reference needed
+    assert ive[0] * kve[1] + ive[1] * kve[0] == pytest.approx(1.0 / x, rel=1e-13)
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 25
+    assert ive[0] == pytest.approx(float(mp.besseli(v, x) * mp.exp(-x)), rel=1e-13)
+    assert kve[0] == pytest.approx(float(mp.besselk(v, x) * mp.exp(x)), rel=1e-13)
+
+
+@pytest.mark.parametrize("name", ["ive", "kve"])
+@pytest.mark.parametrize("v, x", [(1e4, 1e8), (1e4, 2e6), (3e3, 3e7), (60.0, 5e3), *DEBYE_POINTS])
+def test_scaled_bessel_slopes_where_v_squared_is_near_x(name, v, x):
+    # the recurrence (f_{v-1} + f_{v+1}) / 2 - f cancelled like x / v: ive's slope at (1e4, 1e8) was -1.0e-20 for
+    # 6.0e-22 (its scale f / x is 4e-13); NaN past AMOS's range.  Five-point central differences with the step 1e-4 x
+    # are exact to about 1e-11 of f / x here (f's log-slope is at most ~25 / x on these points).
+    f = getattr(tl.special, name)
+    v_ = tl.tensor(v, "float64")
+    got = float(tl.grad(lambda t: f(v_, t))(tl.tensor(x, "float64")))
+    h = 1e-4 * x
+    at = {k: float(f(v_, tl.tensor(x + k * h, "float64"))) for k in (-2, -1, 1, 2)}
+    difference = (at[-2] - 8 * at[-1] + 8 * at[1] - at[2]) / (12 * h)
+    scale = float(f(v_, tl.tensor(x, "float64"))) / x
+    assert abs(got - difference) <= 1e-7 * scale, (got, difference, scale)
+
+
+# the standard densities in NumPy, on a grid that holds all but ~1e-20 of their mass
+STANDARD_DENSITIES = {
+    "norm": (lambda x: np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi), -40.0, 40.0),
+    "uniform": (lambda x: np.ones_like(x), 0.0, 1.0),
+    "expon": (lambda x: np.exp(-x), 0.0, 60.0),
+    "laplace": (lambda x: 0.5 * np.exp(-np.abs(x)), -60.0, 60.0),
+    "logistic": (lambda x: np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))) ** 2, -60.0, 60.0),
+    "gumbel_r": (lambda x: np.exp(-x - np.exp(-x)), -5.0, 60.0),
+    "gumbel_l": (lambda x: np.exp(x - np.exp(x)), -60.0, 5.0),
+    "halfnorm": (lambda x: math.sqrt(2 / math.pi) * np.exp(-0.5 * x * x), 0.0, 40.0),
+    "rayleigh": (lambda x: x * np.exp(-0.5 * x * x), 0.0, 40.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STANDARD_DENSITIES))
+def test_continuous_summaries_match_integrals_of_the_density(name):
+    density, low, high = STANDARD_DENSITIES[name]
+    x = np.linspace(low, high, 400001)
+    f = density(x)
+
+    def integral(values):  # Simpson's rule
+        h = x[1] - x[0]
+        return h / 3 * (values[0] + values[-1] + 4 * values[1:-1:2].sum() + 2 * values[2:-1:2].sum())
+
+    mean = integral(x * f)
+    var = integral((x - mean) ** 2 * f)
+    skew = integral((x - mean) ** 3 * f) / var**1.5
+    kurt = integral((x - mean) ** 4 * f) / var**2 - 3
+    entropy = -integral(np.where(f > 0, f * np.log(np.where(f > 0, f, 1.0)), 0.0))
+    loc, scale = 0.7, 2.5
+    dist = getattr(tl.stats, name)
+    got = [float(t) for t in dist.stats(loc, scale, moments="mvsk")]
+    np.testing.assert_allclose(got, [loc + scale * mean, scale**2 * var, skew, kurt], rtol=1e-9, atol=1e-10)
+    assert float(dist.entropy(loc=loc, scale=scale)) == pytest.approx(entropy + math.log(scale), rel=1e-9, abs=1e-12)
+    assert float(dist.std(loc=loc, scale=scale)) == pytest.approx(scale * math.sqrt(var), rel=1e-9)
+    # median and interval: the cdf's 1/2, 5% and 95% (cumulative Simpson sums of the NumPy density)
+    cdf = np.concatenate([[0.0], np.cumsum((f[1:] + f[:-1]) / 2 * (x[1] - x[0]))])
+    for q, value in [(0.5, dist.median(loc=loc, scale=scale)), *zip((0.05, 0.95), dist.interval(0.9, loc, scale))]:
+        assert float(value) == pytest.approx(loc + scale * np.interp(q, cdf, x), rel=1e-6, abs=1e-6)
+    # gradients: d mean / d scale is the standard mean, d entropy / d scale is 1 / scale
+    assert float(tl.grad(lambda s: dist.mean(loc=loc, scale=s))(tl.tensor(scale, "float64"))) == pytest.approx(
+        mean, abs=1e-9
+    )
+    assert float(tl.grad(lambda s: dist.entropy(loc=loc, scale=s))(tl.tensor(scale, "float64"))) == pytest.approx(
+        1 / scale
+    )
+    assert math.isnan(float(dist.var(loc=loc, scale=-1.0)))
+
+
+def test_continuous_summaries_match_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    for name in sorted(STANDARD_DENSITIES) + ["cauchy"]:
+        dist, ref = getattr(tl.stats, name), getattr(stats, name)
+        got = [float(t) for t in dist.stats(loc=0.3, scale=2.5, moments="mvsk")]
+        np.testing.assert_allclose(got, ref.stats(loc=0.3, scale=2.5, moments="mvsk"), rtol=1e-13, equal_nan=True)
+        assert float(dist.entropy(loc=0.3, scale=2.5)) == pytest.approx(ref.entropy(loc=0.3, scale=2.5), rel=1e-13)
+        assert float(dist.median(loc=0.3, scale=2.5)) == pytest.approx(ref.median(loc=0.3, scale=2.5), rel=1e-13)
+        np.testing.assert_allclose(
+            [float(t) for t in dist.interval(0.9, 0.3, 2.5)], ref.interval(0.9, 0.3, 2.5), rtol=1e-13
+        )
+    # every family with a quantile has median and interval: weibull_min's median is scale (log 2)**(1 / c)
+    assert float(tl.stats.weibull_min.median(2.0, scale=3.0)) == pytest.approx(
+        3.0 * math.sqrt(math.log(2.0)), rel=1e-14
+    )

@@ -33,6 +33,7 @@ __all__ = [
     "vjp",
     "jvp",
     "linearize",
+    "linear_transpose",
     "jacobian",
     "jacrev",
     "jacfwd",
@@ -47,6 +48,7 @@ _LAZY = {
     "vjp": ".api",
     "jvp": ".api",
     "linearize": ".api",
+    "linear_transpose": ".api",
     "jacobian": ".api",
     "jacrev": ".api",
     "jacfwd": ".api",
@@ -74,10 +76,10 @@ def __getattr__(name):
 
 
 class _CallableModule(types.ModuleType):
-    def __call__(self, f, argnums=0, has_aux=False, holomorphic=False):
+    def __call__(self, f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         from .api import grad
 
-        return grad(f, argnums, has_aux, holomorphic)
+        return grad(f, argnums, has_aux, holomorphic, allow_int)
 
     def __reduce__(self):
         # By name, as pickle and cloudpickle send a plain module: a function that calls ``tl.grad(...)``

@@ -69,14 +69,14 @@ def _differentiable(value, what, name, integers: bool = False):
     return tree.unflatten(treedef, leaves), leaves, treedef
 
 
-def _sources(args, argnums, what):
+def _sources(args, argnums, what, integers: bool = False):
     """``(args, sources, treedefs)``: the arguments with the differentiated ones made fresh tensors, their
-    leaves (the sources) and one treedef per differentiated argument."""
+    leaves (the sources) and one treedef per differentiated argument (``integers``: see ``_differentiable``)."""
     nums = _argnums_tuple(argnums, len(args), what)
     args = list(args)
     sources, treedefs = [], []
     for n in nums:
-        args[n], leaves, treedef = _differentiable(args[n], what, f"argument {n}")
+        args[n], leaves, treedef = _differentiable(args[n], what, f"argument {n}", integers)
         sources += leaves
         treedefs.append(treedef)
     return args, sources, treedefs
@@ -125,10 +125,15 @@ def _split(flat, treedefs):
     return out
 
 
-def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what):
-    args, sources, treedefs = _sources(args, argnums, what)
+# JAX's dtype of the gradient of an integer or bool argument under allow_int=True (jax.dtypes.float0): no data.
+_FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what, allow_int: bool = False):
+    args, sources, treedefs = _sources(args, argnums, what, integers=allow_int)
+    inexact = [t for t in sources if t.dtype.kind in "fc"]
     if holomorphic:
-        _complex_sources(sources, what)
+        _complex_sources(inexact, what)
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(sources)
         out = f(*args, **kwargs)
@@ -147,7 +152,9 @@ def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what):
             f"{what}: f must return a real float scalar, got dtype {out.dtype}; differentiate a float "
             "(tl.real(out) or tl.abs(out) of a complex one), pass holomorphic=True for a holomorphic f, or use tl.vjp"
         )
-    grads = _split(tape.gradient(out, sources, unconnected_gradients="zero"), treedefs)
+    found = iter(tape.gradient(out, inexact, unconnected_gradients="zero"))
+    flat = [next(found) if t.dtype.kind in "fc" else np.zeros(t.shape, _FLOAT0) for t in sources]
+    grads = _split(flat, treedefs)
     g = grads[0] if _one_argnum(argnums) else tuple(grads)
     return out, g, aux
 
@@ -183,11 +190,13 @@ def _split_aux(out, has_aux, what):
     return out[0], out[1]
 
 
-def grad(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+def grad(f, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False):
     """The gradient function of a scalar function ``f``; nested arguments get gradients of their structure.
 
     With ``holomorphic=True`` (JAX's), ``f`` maps complex inputs to a complex scalar and its complex
-    derivative ``f'(z)`` comes back (for a ``f`` that is holomorphic).
+    derivative ``f'(z)`` comes back (for a ``f`` that is holomorphic).  An integer or bool argument is an
+    error, unless ``allow_int=True`` (JAX's): then its gradient is a NumPy array of its shape and JAX's
+    ``float0`` dtype (``numpy.dtype([("float0", "V")])``, equal to ``jax.dtypes.float0``), which holds no data.
 
     >>> import tensorlib as tl
     >>> float(tl.grad(lambda x: x ** 3)(2.0))
@@ -204,18 +213,23 @@ def grad(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     ([3.0, 3.0], 3.0)
     >>> complex(tl.grad(lambda z: z**3, holomorphic=True)(tl.tensor(1 + 2j)))  # 3 z^2
     (-9+12j)
+    >>> gx, gn = tl.grad(lambda x, n: x**n, argnums=(0, 1), allow_int=True)(tl.tensor(2.0), tl.tensor(3))
+    >>> float(gx), gn.shape, gn.dtype.names
+    (12.0, (), ('float0',))
     """
+    _check_allow_int(allow_int, "tl.grad")
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
-        _, g, aux = _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, "tl.grad")
+        _, g, aux = _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, "tl.grad", allow_int)
         return (g, aux) if has_aux else g
 
     return grad_f
 
 
-def value_and_grad(f, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-    """``f``'s value and gradient in one pass: ``(value, grad)`` or ``((value, aux), grad)``.
+def value_and_grad(f, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False):
+    """``f``'s value and gradient in one pass: ``(value, grad)`` or ``((value, aux), grad)``; the keywords
+    as in :func:`grad`.
 
     >>> import tensorlib as tl
     >>> value, g = tl.value_and_grad(lambda p: tl.sum(p[0] * p[1]))([tl.tensor(2.0), tl.tensor(5.0)])
@@ -223,12 +237,19 @@ def value_and_grad(f, argnums=0, has_aux: bool = False, holomorphic: bool = Fals
     (10.0, [5.0, 2.0])
     """
 
+    _check_allow_int(allow_int, "tl.value_and_grad")
+
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
-        out, g, aux = _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, "tl.value_and_grad")
+        out, g, aux = _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, "tl.value_and_grad", allow_int)
         return ((out, aux), g) if has_aux else (out, g)
 
     return value_and_grad_f
+
+
+def _check_allow_int(allow_int, what) -> None:
+    if allow_int is not True and allow_int is not False:
+        raise TypeError(f"{what}: allow_int must be a bool, got {allow_int!r:.60}")
 
 
 def _outputs(out, what):
@@ -307,6 +328,67 @@ def _vjp(f, primals, has_aux, what, integers: bool = False):
         return tuple(_split([next(grads) if x.dtype.kind in "fc" else None for x in xs], treedefs))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def linear_transpose(f, *primals):
+    """The transpose of the linear function ``f`` (JAX's ``jax.linear_transpose``): ``f_t(cotangent)``
+    returns, for a ``cotangent`` of ``f``'s output structure, shapes and dtypes, one cotangent per primal
+    (a tuple), ``x -> J^T x`` for the matrix ``J`` of ``f`` (its transpose, not the conjugate one, for a
+    complex ``f``, as in JAX).  ``primals`` give only the shapes and dtypes (tensors, arrays, ``TensorSpec``s
+    or anything with ``shape`` and ``dtype``; nested too), of a float or complex dtype.  ``f`` is run once,
+    at zeros, and its recorded vjp is transposed at each call; for an affine ``f`` that is the transpose of
+    its linear part, as in JAX, and ``f`` must be linear (or affine) for the result to mean anything.
+
+    >>> import tensorlib as tl
+    >>> a = tl.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> f_t = tl.linear_transpose(lambda x: a @ x, tl.TensorSpec((2,), "float32"))
+    >>> f_t(tl.tensor([1.0, 0.0, 1.0]))[0].numpy().tolist()  # a.T @ [1, 0, 1]
+    [6.0, 8.0]
+    """
+    from .. import dtypes
+    from ..ops import creation
+
+    if not callable(f):
+        raise TypeError(f"tl.linear_transpose: f must be callable, got {type(f).__name__} {f!r:.60}")
+    zeros = []
+    for n, primal in enumerate(primals):
+        leaves, treedef = tree.flatten(primal)
+        filled = []
+        for leaf in leaves:
+            shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
+            if shape is None or dtype is None:
+                leaf = np.asarray(leaf)
+                shape, dtype = leaf.shape, leaf.dtype
+            dtype = dtypes.as_dtype(dtype)
+            if dtype.kind not in "fc" or None in tuple(shape):
+                raise TypeError(
+                    f"tl.linear_transpose: primal {n} must give a known shape and a float or complex dtype, got "
+                    f"shape {tuple(shape)} {dtype}"
+                )
+            filled.append(creation.zeros(tuple(shape), dtype=dtype))
+        zeros.append(tree.unflatten(treedef, filled))
+    out, vjp_fn = _vjp(f, zeros, False, "tl.linear_transpose")
+    out_leaves, out_def = tree.flatten(out)
+
+    def f_transpose(cotangent):
+        leaves, treedef = tree.flatten(tree.ordered_as(out_def, cotangent))  # dicts pair by key
+        given = [
+            (tuple(getattr(c, "shape", np.shape(c))), dtypes.as_dtype(getattr(c, "dtype", np.asarray(c).dtype)))
+            for c in leaves
+        ]
+        wanted = [(tuple(np.shape(o)), dtypes.as_dtype(getattr(o, "dtype", np.asarray(o).dtype))) for o in out_leaves]
+        if treedef != out_def or given != wanted:
+            raise TypeError(
+                "tl.linear_transpose: the cotangent must have f's output structure, shapes and dtypes: expected "
+                f"{_listed(wanted)}, got {_listed(given)}"
+            )
+        return vjp_fn(cotangent)
+
+    return f_transpose
+
+
+def _listed(specs) -> str:
+    return "(" + ", ".join(f"{d.name}{list(s)}" for s, d in specs) + ")"
 
 
 def linearize(f, *primals, has_aux: bool = False):

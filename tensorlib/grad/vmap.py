@@ -30,16 +30,30 @@ import weakref
 from .. import dispatch, tree
 from ..ops import array as _array
 from ..ops import math as _math
+from ..ops import reduce as _reduce
 from ..ops import shape as _shape
 from ..ops.nn import _common as _nn_common
 from ..ops.registry import _ops
 from ..tensor import Tensor, Variable, make_symbolic
 from .registry import Refused
 
-__all__ = ["AssignError", "BatchedValueError", "RaggedResultError", "RandomnessError", "Unmappable", "vmap"]
+__all__ = [
+    "AssignError",
+    "BatchedValueError",
+    "RaggedResultError",
+    "RandomnessError",
+    "Unmappable",
+    "all_gather",
+    "axis_index",
+    "pmax",
+    "pmean",
+    "pmin",
+    "psum",
+    "vmap",
+]
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: str = "error"):
+def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: str = "error", axis_name=None):
     """``fun`` mapped over an axis of its arguments: ``vmap(f)(xs)[i] == f(xs[i])``, computed batched.
 
     ``in_axes`` says which axis of each positional argument is mapped: an int (every array in every
@@ -66,6 +80,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: s
     mapped input applies one mask to every element; when traced only the former).  A draw with an
     explicit ``seed`` gives the same numbers at every call, so the same for every element.
 
+    ``axis_name`` (any hashable, as JAX's) names the mapped axis for the collectives inside ``fun``:
+    :func:`psum`, :func:`pmean`, :func:`pmax`, :func:`pmin`, :func:`all_gather` and :func:`axis_index`
+    (``jax.lax``'s), which read every element of the batch, also from inside nested ``tl.vmap`` calls.
+
     >>> import tensorlib as tl
     >>> w = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
     >>> xs = tl.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
@@ -74,6 +92,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: s
     >>> per_example = tl.vmap(tl.grad(lambda w, x: tl.sum((w @ x) ** 2)), in_axes=(None, 0))
     >>> per_example(w, xs).shape
     (3, 2, 2)
+    >>> tl.vmap(lambda x: x / tl.psum(x, "batch"), axis_name="batch")(tl.tensor([1.0, 3.0])).numpy().tolist()
+    [0.25, 0.75]
     """
     if not callable(fun):
         raise TypeError(f"tl.vmap: expected a function to map, got {type(fun).__name__} {fun!r:.60}")
@@ -83,6 +103,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: s
         raise ValueError(f"tl.vmap: axis_size must be a non-negative int or None, got {axis_size!r}")
     if randomness not in ("error", "different", "same"):
         raise ValueError(f"tl.vmap: randomness must be 'error', 'different' or 'same', got {randomness!r}")
+    try:
+        hash(axis_name)
+    except TypeError:
+        raise TypeError(f"tl.vmap: axis_name must be hashable, got {type(axis_name).__name__}") from None
 
     @functools.wraps(fun)
     def mapped(*args, **kwargs):
@@ -102,6 +126,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size: int | None = None, randomness: s
         physical = [None if axis is None else _moved_to_front(leaf, axis) for leaf, axis in zip(leaves, axes)]
         physical = _same_size_when_run(physical, size, fun)
         mode = _Vmap(size, dispatch.local_state().tapes[:], randomness)
+        mode.axis_name = axis_name
         if size is None:
             mode.unknown_size = _unknown_size_note(paths, axes, fun)
             mode.batch_like = _batch_zeros(next(p for p in physical if p is not None))
@@ -282,6 +307,7 @@ class _Vmap(dispatch.Mode):
     """
 
     python_control_flow = True
+    axis_name = None  # vmap's axis_name: the collectives (psum, ...) find the mode by it
 
     def __init__(self, size: int | None, outer_tapes: list, randomness: str = "error"):
         self.size = size  # None: unknown until the traced function runs (``unknown_size`` says whose axis)
@@ -294,6 +320,8 @@ class _Vmap(dispatch.Mode):
         self.physical: dict = {}
         self.numbers: dict = {}  # (type, repr, dtype, backend) of a Python number -> its constant
         self.weak_args: dict = {}  # (as a trace's: a subgraph traced inside the mode asks it)
+        # (pred, the first tensor id made inside, {id: guarded tensor}) per open ``gradients_only_where``
+        self.guards: list = []
 
     def logical(self, physical: Tensor) -> Tensor:
         t = make_symbolic(physical.shape[1:], physical.dtype, physical.backend, None, 0)
@@ -373,6 +401,46 @@ class _Vmap(dispatch.Mode):
         with self.outside():
             return bool(found[1].numpy().any())
 
+    @contextlib.contextmanager
+    def gradients_only_where(self, pred):
+        """A branch or loop body that runs on every element though only the elements where the logical bool
+        ``pred`` holds keep its result: inside, an op reading a float tensor made before (an operand, a
+        closed-over tensor or Variable, a value of an enclosing function) reads it through
+        ``where(pred, t, stop_gradient(t))``, so gradients reach it from those elements alone (JAX's select on
+        a batched cond's operands and closed-over values, its issue 1052).  The result's gradient is zero at
+        the other elements, but a derivative that is infinite there (``sqrt`` of a negative, ``log`` of 0)
+        made it 0 * inf, a NaN gradient where a loop over the elements gives a number."""
+        self.guards.append((pred, dispatch._next_id(), {}))
+        try:
+            yield
+        finally:
+            self.guards.pop()
+
+    def guarded(self, inputs) -> tuple:
+        """``inputs`` of an op run inside ``gradients_only_where``: each float tensor made before a guard
+        opened read through that guard's select (once per tensor and guard), where a gradient may be asked: a
+        tape records, or a graph is traced (its While ops' gradients replay the bodies)."""
+        st = dispatch.local_state()
+        if not (st.tapes or any(m.outer_tapes if isinstance(m, _Vmap) else True for m in st.modes)):
+            return inputs
+        guards, self.guards = self.guards, []  # the selects below are not guarded again
+        try:
+            return tuple(self._guarded(t, guards) for t in inputs)
+        finally:
+            self.guards = guards
+
+    def _guarded(self, t, guards):
+        if t.dtype.kind not in "fc" or t.__class__ is dispatch.WeakScalar:
+            return t
+        key, read = t._id, t
+        for pred, start, seen in guards:
+            if key < start:
+                found = seen.get(key)
+                if found is None:
+                    found = seen[key] = _math.where(pred, read, _math.stop_gradient(read))
+                read = found
+        return read
+
     def needs_value(self, t):
         if t._id in self.physical:
             raise BatchedValueError(
@@ -394,8 +462,11 @@ class _Vmap(dispatch.Mode):
         return t
 
     def assign(self, var, value):
+        return self.update(var, value, "assign")
+
+    def update(self, var, value, how):
         raise AssignError(
-            f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned inside a "
+            f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) cannot be assigned inside a "
             "function mapped by tl.vmap; return the new values from it and assign after"
         )
 
@@ -1299,6 +1370,133 @@ _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
 _RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"), cores=(1, 2))
 _DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}
+
+
+# ---------------------------------------------------------------- collectives over a named mapped axis (jax.lax's)
+
+
+def psum(x, axis_name) -> Tensor:
+    """The sum of ``x`` over the elements of the ``tl.vmap`` whose ``axis_name`` is given (``jax.lax.psum``):
+    the same value for every element; ``x`` the same for every element gives ``x`` times the batch size.
+
+    >>> import tensorlib as tl
+    >>> tl.vmap(lambda x: tl.psum(x, "i"), axis_name="i")(tl.tensor([1.0, 2.0, 4.0])).numpy().tolist()
+    [7.0, 7.0, 7.0]
+    """
+    return _collective(x, axis_name, "tl.psum", lambda p, depth: _reduce.sum(p, 0))
+
+
+def pmean(x, axis_name) -> Tensor:
+    """The mean of ``x`` over the elements of the named ``tl.vmap`` axis (``jax.lax.pmean``); see :func:`psum`.
+
+    >>> import tensorlib as tl
+    >>> tl.vmap(lambda x: x - tl.pmean(x, "i"), axis_name="i")(tl.tensor([1.0, 2.0, 6.0])).numpy().tolist()
+    [-2.0, -1.0, 3.0]
+    """
+    return _collective(x, axis_name, "tl.pmean", lambda p, depth: _reduce.mean(p, 0))
+
+
+def pmax(x, axis_name) -> Tensor:
+    """The elementwise maximum of ``x`` over the named ``tl.vmap`` axis (``jax.lax.pmax``); see :func:`psum`.
+
+    >>> import tensorlib as tl
+    >>> tl.vmap(lambda x: tl.pmax(x, "i"), axis_name="i")(tl.tensor([1.0, 5.0, 2.0])).numpy().tolist()
+    [5.0, 5.0, 5.0]
+    """
+    return _collective(x, axis_name, "tl.pmax", lambda p, depth: _reduce.max(p, 0))
+
+
+def pmin(x, axis_name) -> Tensor:
+    """The elementwise minimum of ``x`` over the named ``tl.vmap`` axis (``jax.lax.pmin``); see :func:`psum`.
+
+    >>> import tensorlib as tl
+    >>> tl.vmap(lambda x: tl.pmin(x, "i"), axis_name="i")(tl.tensor([1.0, 5.0, 2.0])).numpy().tolist()
+    [1.0, 1.0, 1.0]
+    """
+    return _collective(x, axis_name, "tl.pmin", lambda p, depth: _reduce.min(p, 0))
+
+
+def all_gather(x, axis_name) -> Tensor:
+    """``x`` of every element of the named ``tl.vmap`` axis, stacked along a new leading axis, in every element
+    (``jax.lax.all_gather``).
+
+    >>> import tensorlib as tl
+    >>> tl.vmap(lambda x: tl.all_gather(x, "i") * x, axis_name="i")(tl.tensor([1.0, 2.0])).numpy().tolist()
+    [[1.0, 2.0], [2.0, 4.0]]
+    """
+    return _collective(x, axis_name, "tl.all_gather", lambda p, depth: _array.moveaxis(p, 0, depth) if depth else p)
+
+
+def axis_index(axis_name) -> Tensor:
+    """The position of each element along the named ``tl.vmap`` axis, an int64 scalar (``jax.lax.axis_index``).
+
+    >>> import tensorlib as tl
+    >>> tl.vmap(lambda x: x * tl.axis_index("i"), axis_name="i")(tl.tensor([5.0, 5.0, 5.0])).numpy().tolist()
+    [0.0, 5.0, 10.0]
+    """
+    from ..ops import creation
+
+    mode = _named(axis_name, "tl.axis_index")
+    if mode.axis_name != axis_name:  # an enclosing vmap's: the same for every element of this one
+        with mode.outside():
+            return axis_index(axis_name)
+    if mode.size is None:
+        raise ValueError(
+            f"tl.axis_index: the size of the tl.vmap axis {axis_name!r} is unknown until the traced function runs "
+            f"({mode.unknown_size}): give it in the input signature or as vmap's axis_size"
+        )
+    with mode.outside():
+        positions = creation.arange(mode.size, dtype="int64")
+    return mode.logical(positions)
+
+
+def _named(axis_name, what):
+    """The innermost mode, checked to be a ``tl.vmap`` and to have an enclosing one named ``axis_name``."""
+    modes = dispatch.local_state().modes
+    names = []
+    for mode in reversed(modes):
+        if not isinstance(mode, _Vmap):
+            break
+        names.append(mode.axis_name)
+        if mode.axis_name == axis_name:
+            return modes[-1]
+    raise NameError(
+        f"{what}: unbound axis name {axis_name!r}: call it inside a function mapped by "
+        f"tl.vmap(..., axis_name={axis_name!r}), with no tl.function in between (the axes mapped here: "
+        f"{[n for n in names if n is not None]})"
+    )
+
+
+def _collective(x, axis_name, what, reduce):
+    """``reduce(physical, depth)`` of ``x`` over the batch of the ``tl.vmap`` named ``axis_name``, its batch on
+    axis 0 of ``physical`` and the ``depth`` batches of the vmaps inside it next: the result, the same for every
+    element of that vmap, keeps those; each inner vmap maps it back to its elements.  Outer tapes (``tl.grad`` of
+    ``tl.vmap``) record the ops on the batch; a tape opened inside the mapped function would not, so it is
+    refused (no silent zero gradient)."""
+    mode = _named(axis_name, what)
+    x = dispatch.as_tensor(x)
+    if dispatch.local_state().tapes and x.dtype.kind in "fc":
+        raise NotImplementedError(
+            f"{what}: a GradientTape opened inside the function mapped by tl.vmap (tl.vmap of tl.grad) does not "
+            "record the collective; take the gradient outside tl.vmap (tl.grad of tl.vmap)"
+        )
+    return _collected(mode, x, axis_name, what, reduce, 0)
+
+
+def _collected(mode, x, axis_name, what, reduce, depth):
+    found = mode.physical.get(x._id)
+    with mode.outside():
+        if mode.axis_name == axis_name:
+            return reduce(found[1] if found is not None else mode.repeated(x), depth)
+        if dispatch.local_state().tapes and x.dtype.kind in "fc":
+            raise NotImplementedError(
+                f"{what}: a GradientTape opened between the tl.vmap named {axis_name!r} and the one inside it does "
+                "not record the collective; take the gradient outside the named tl.vmap"
+            )
+        if found is None:  # the same for every element of this vmap
+            return _collected(dispatch.modes[-1], x, axis_name, what, reduce, depth)
+        out = _collected(dispatch.modes[-1], found[1], axis_name, what, reduce, depth + 1)
+    return mode.logical(out)
 
 
 def add_batching_rule(op_name: str, rule) -> None:

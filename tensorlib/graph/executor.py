@@ -37,7 +37,7 @@ from .. import dispatch
 from .. import dtypes as _dtypes
 from .. import tree
 from ..tensor import Tensor, Variable, make, scopes
-from .ir import ASSIGN, Graph, _nbytes
+from .ir import ASSIGN, UPDATES, Graph, _nbytes
 from .passes import optimized
 
 
@@ -743,7 +743,10 @@ def replay(graph: Graph, leaves, sources):
                 raise TypeError(
                     f"the graph assigns to its capture; pass a tl.Variable for it, got {type(args[0]).__name__}"
                 )
-            dispatch.assign_variable(args[0], args[1], "assign")
+            how = node.attrs.get("how", "assign")
+            dispatch.assign_variable(args[0], args[1], how)
+            if how in UPDATES:  # later ops read the update's value as the Variable, as eagerly (tapes see reads of it)
+                env[node.inputs[1]._id] = args[0]
             continue
         attrs = node.attrs
         if node.op.name == "CustomGradient":

@@ -32,11 +32,13 @@ CONSTANT_BYTES = 1024
 ASSIGN = OpDef(
     "AssignVariable",
     ("resource", "value"),
-    {},
-    lambda resource, value: (),
+    {"how": "assign"},
+    lambda resource, value, how="assign": (),
     differentiable=False,
-    doc="Store value into the captured Variable `resource` when the graph runs.",
+    doc="Store value into the captured Variable `resource` when the graph runs; `how` names the method traced "
+    "(`assign`, or `assign_add`/`assign_sub`: an update, whose value no later op reads but as the Variable's).",
 )
+UPDATES = ("assign_add", "assign_sub")
 
 
 class Capture:

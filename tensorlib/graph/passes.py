@@ -97,7 +97,7 @@ def simplify(graph: Graph, keep_gradients: bool = False) -> Graph:
     for node in graph.nodes:
         ins = tuple(env.get(t._id, t) for t in node.inputs)
         if node.op is ASSIGN:
-            new.add_node(ASSIGN, ins, {}, (), node.site, node.phase, node.scope)
+            new.add_node(ASSIGN, ins, node.attrs, (), node.site, node.phase, node.scope)
             continue
         outs = _no_op(new, node, ins, keep_gradients)
         if outs is None:

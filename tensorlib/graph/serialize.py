@@ -35,7 +35,7 @@ from .. import tree
 from ..backends import base as _backends
 from ..ops.registry import _ops
 from ..tensor import Tensor, Variable
-from .ir import ASSIGN, Graph, _nbytes
+from .ir import ASSIGN, UPDATES, Graph, _nbytes
 
 FORMAT = "tensorlib.graph"
 # 2: the JSON and the .npz share a token (a mix of two saves does not load).
@@ -474,7 +474,11 @@ def _build(doc, arrays, backend) -> Graph:
         if op is ASSIGN:
             if len(ins) != 2 or not any(ins[0] is c.tensor and c.kind in ("variable", "feed") for c in graph.captures):
                 raise GraphFormatError(f"node {k} (AssignVariable) must assign a Variable capture")
-            outs = graph.add_node(ASSIGN, ins, {}, (), site, scope=scope)
+            if set(attrs) - {"how"} or attrs.get("how", "assign") not in ("assign", *UPDATES):
+                raise GraphFormatError(
+                    f"node {k} (AssignVariable): attributes must be how=assign|assign_add|assign_sub"
+                )
+            outs = graph.add_node(ASSIGN, ins, attrs, (), site, scope=scope)
         else:
             try:
                 bound = op.bind_attrs(attrs) if attrs else dict(op.defaults)

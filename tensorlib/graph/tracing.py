@@ -298,14 +298,19 @@ class _Trace(dispatch.Mode):
         self.reads[id(alias)] = (alias, self.lift(var))
         return alias
 
-    def assign(self, var, value, checked: bool = False):
-        """``var.assign(value)`` inside the trace: an AssignVariable node; later reads see ``value``.
-        ``checked``: a branch or loop body checked it already (its node's own reads do not count)."""
+    def update(self, var, value, how):
+        return self.assign(var, value, how=how)
+
+    def assign(self, var, value, checked: bool = False, how: str = "assign"):
+        """``var.assign(value)`` inside the trace (or ``how``, the update that computed ``value``): an
+        AssignVariable node; later reads see ``value``.  ``checked``: a branch or loop body checked it already
+        (its node's own reads do not count)."""
         value = self.lift(value)
         if not checked:
-            dispatch.check_assignable(var, value.backend)
+            dispatch.check_assignable(var, value.backend, how)
         self.lift(var)
-        self.graph.add_node(ASSIGN, (self.variable_refs[var._id], value), {}, (), dispatch.user_site())
+        attrs = {"how": how} if how != "assign" else {}
+        self.graph.add_node(ASSIGN, (self.variable_refs[var._id], value), attrs, (), dispatch.user_site())
         self.lifted[var._id] = value
         return var
 
@@ -362,15 +367,15 @@ class _TapeReads:
         for var_id, tapes in inner.read.items():
             self.read.setdefault(var_id, set()).update(t for t in tapes if t in self.watched)
 
-    def check(self, var, value_backend, later: str = "") -> None:
+    def check(self, var, value_backend, later: str = "", how: str = "assign") -> None:
         """``check_assignable`` with the tapes paused around this branch or body: refused if one of them read
         ``var`` before the node, or would have read it here (``later``: the reason a read after counts)."""
-        dispatch.check_assignable(var, value_backend)
+        dispatch.check_assignable(var, value_backend, how)
         reads = self
         while reads is not None:
             if reads.read.get(var._id) or dispatch.read_by(var, reads.tapes):
                 raise RuntimeError(
-                    f"Variable.assign: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
+                    f"Variable.{how}: variable {var.name!r} (shape {var.shape}, {var.dtype}) was read by a "
                     f"GradientTape that is still recording{later}; its gradient would mix old and new values. "
                     "Assign after tape.gradient(), or inside `with tape.stop_recording():`."
                 )
@@ -481,12 +486,15 @@ class _SubTrace(_Trace):
             return super().convert(value, dtype, backend)
         return self.from_outer(self.parent.convert(value, dtype, backend))
 
-    def assign(self, var, value, checked: bool = False):
-        """``var.assign(value)`` in a branch or body: later reads here see ``value``; the node writes it back.
-        ``checked``: written back by a node inside, which checked it."""
+    def update(self, var, value, how):
+        return self.assign(var, value, how=how)
+
+    def assign(self, var, value, checked: bool = False, how: str = "assign"):
+        """``var.assign(value)`` (or ``how``) in a branch or body: later reads here see ``value``; the node writes
+        it back.  ``checked``: written back by a node inside, which checked it."""
         value = self.lift(value)
         if not checked:
-            self.tape_reads.check(var, value.backend)
+            self.tape_reads.check(var, value.backend, how=how)
         if self.tape_reads.tapes:  # its own value, so that reads of the Variable are told from other uses
             (value,) = self.graph.add_node(_ops["Identity"], (value,), {}, None, dispatch.user_site())
             self.known.add(value._id)

@@ -39,7 +39,7 @@ from .elementwise import (
     nonzero,
     real,
 )
-from .math import _abs, _add, _div, _mul, _neg, _pow, _sub, cast, compare, comparison_method, identity
+from .math import _abs, _add, _div, _mul, _neg, _pow, _sub, cast, compare, comparison_method, identity, stop_gradient
 from .math import clip as math_clip
 from .math import round as math_round
 from .shape import _IndexUpdates, expand_dims, getitem, squeeze, take, transpose
@@ -156,8 +156,9 @@ def _update(var, delta, combine, how: str):
     # eager or a graph's, falls between the read and the write and is lost (TF's assign_add is one atomic op).
     with var._lock:
         # An update is no differentiable read: recorded, it made the tape a reader that forbids the update itself.
+        # Traced, the same holds when a tape records the graph's replay: the read is a StopGradient there.
         with dispatch.tapes_paused():
-            new = combine(var, delta)
+            new = combine(stop_gradient(var) if dispatch.modes else var, delta)
         return dispatch.assign_variable(var, new, how)
 
 

@@ -71,22 +71,34 @@ def as_ints(values, what: str) -> tuple:
         raise TypeError(f"{what} must be integers, got {values!r}") from None
 
 
-def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
+def normalize_axis(axis: int, ndim: int, what: str = "axis", *, scalar_axis: bool = True) -> int:
+    """``axis`` of a tensor of rank ``ndim`` as a non-negative int; one out of range is NumPy's ``AxisError``
+    (a ValueError and an IndexError) naming ``what``.  NumPy's ufunc reductions and cumsum/cumprod also take
+    an int axis 0 or -1 of a 0-d array (``scalar_axis``); its mean, var, std, quantiles and sorts do not.
+
+    >>> normalize_axis(-1, 3), normalize_axis(0, 0)
+    (2, 0)
+    >>> normalize_axis(0, 0, "median: axis", scalar_axis=False)
+    Traceback (most recent call last):
+    ...
+    numpy.exceptions.AxisError: median: axis 0 is out of range for a tensor of rank 0
+    """
     if isinstance(axis, bool) or not hasattr(axis, "__index__"):
         raise TypeError(f"{what} must be an int, got {axis!r}")
     axis = operator.index(axis)  # NumPy integers are axes too
-    # NumPy lets reductions and cumsum/cumprod name axis 0 or -1 of a 0-d array.
-    if not (-ndim <= axis < ndim or (ndim == 0 and axis in (0, -1))):
-        raise ValueError(f"{what} {axis} is out of range for a tensor of rank {ndim}")
+    if not (-ndim <= axis < ndim or (scalar_axis and ndim == 0 and axis in (0, -1))):
+        raise np.exceptions.AxisError(f"{what} {axis} is out of range for a tensor of rank {ndim}")
     return axis % ndim if ndim else 0
 
 
-def normalize_axes(axis, ndim: int) -> tuple:
-    """``None`` -> all axes; an int or sequence -> sorted tuple of non-negative axes, checked."""
+def normalize_axes(axis, ndim: int, *, scalar_axis: bool = True) -> tuple:
+    """``None`` -> all axes; an int or sequence -> sorted tuple of non-negative axes, checked.  Only an int
+    names axis 0 or -1 of a 0-d tensor (``scalar_axis``: see ``normalize_axis``), as in NumPy: a tuple never."""
     if axis is None:
         return tuple(range(ndim))
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    out = tuple(sorted(normalize_axis(a, ndim) for a in axes))
+    several = isinstance(axis, (tuple, list))
+    axes = tuple(axis) if several else (axis,)
+    out = tuple(sorted(normalize_axis(a, ndim, scalar_axis=scalar_axis and not several) for a in axes))
     if len(set(out)) != len(out):
         raise ValueError(f"duplicate axis in {axis!r}")
     return out

@@ -146,12 +146,10 @@ def _cumulative(scan, initial, name, x, axis, dtype, include_initial):
     """NumPy 2's ``cumulative_sum``/``cumulative_prod``: the axis may be left out of a 1-d input only,
     ``dtype`` is the accumulator, ``include_initial`` starts with the identity."""
     x = as_tensor(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(
-                f"{name}: an input of more than one dimension needs an axis, got shape {x.shape} ({x.dtype})"
-            )
-        x, axis = shape_ops.reshape(x, (-1,)), 0
+    if axis is None and x.ndim > 1:
+        raise ValueError(f"{name}: an input of more than one dimension needs an axis, got shape {x.shape} ({x.dtype})")
+    # A 0-d x with axis 0 or -1 is the flattened one, as NumPy's (the kernel gave (1,) where the rule said ()).
+    x, axis = _cumulative_flat_or(x, axis, name)
     ax = normalize_axis(as_int(axis, f"{name}: axis"), x.ndim, f"{name} (shape {x.shape}): axis")
     out = reduce_ops.accumulated_in(scan, x, dtype, ax)
     if include_initial:
@@ -1144,7 +1142,7 @@ def _take_along_infer(x, indices, *, axis):
     shape_ops.check_integer_indices(indices)
     if len(x.shape) != len(indices.shape):
         raise ValueError(f"indices of shape {indices.shape} must have the rank of x {x.shape}")
-    ax = normalize_axis(axis, len(x.shape))
+    ax = normalize_axis(axis, len(x.shape), scalar_axis=False)  # (the kernel indexed axis 0 of a 0-d x)
     for i, (a, b) in enumerate(zip(x.shape, indices.shape)):
         if i != ax and a != b and None not in (a, b):
             raise ValueError(f"x {x.shape} and indices {indices.shape} differ outside axis {axis}")
@@ -1431,7 +1429,7 @@ def _quantile(a, q, axis, keepdims, method, name, weights=None):
     a = math_ops.cast(a, dtype) if a.dtype != dtype else a
     ndim = a.ndim
     try:
-        axes = normalize_axes(axis, ndim)
+        axes = normalize_axes(axis, ndim, scalar_axis=False)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{name}: {e} (shape {a.shape})") from None
     if 0 in (a.shape[i] for i in axes):  # checked before the reshape, whose -1 cannot size an empty slice
@@ -1554,7 +1552,7 @@ def nan_after_unknown_slices(flat):
 def _empty_slice_nans(a, axis, keepdims, name):
     """NumPy's median of empty slices: NaN (float64 for integers), of the reduced shape; else None."""
     a = as_tensor(a)
-    reduce_ops._check_axis(a, axis, name)
+    reduce_ops._check_axis(a, axis, name, scalar_axis=False)  # NumPy's median has no axis 0 of a 0-d array
     if 0 not in (a.shape[i] for i in normalize_axes(axis, a.ndim) if i < a.ndim):
         return None
     if a.dtype.kind not in "fc":

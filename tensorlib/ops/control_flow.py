@@ -206,6 +206,30 @@ def _promote_weak(leaves, weak, outs):
     return promoted if changed else None
 
 
+def _weak_casts(a_leaves, a_weak, b_leaves, b_weak) -> tuple:
+    """For two branches' result leaves (and whether each is weakly typed), the dtype each branch's leaf is cast
+    to (None: kept): a weak one takes the other's dtype where that one is strong (JAX's weak-type promotion of
+    cond branches), as ``x + 2.0`` would.  Eagerly one branch runs, so ``cond(p, lambda: x, lambda: 0.0)`` with a
+    float64 ``x`` worked there, and refused the float32 ``0.0`` traced and under ``tl.vmap``."""
+    a_to, b_to = [None] * len(a_leaves), [None] * len(b_leaves)
+    if len(a_leaves) != len(b_leaves):
+        return a_to, b_to
+    for i, (a, wa, b, wb) in enumerate(zip(a_leaves, a_weak, b_leaves, b_weak)):
+        if wa != wb and a.shape == b.shape and a.dtype != b.dtype:
+            weak, strong = (a, b) if wa else (b, a)
+            if strong.dtype.kind in _WIDER[weak.dtype.kind]:
+                (a_to if wa else b_to)[i] = strong.dtype
+    return a_to, b_to
+
+
+def _cast_leaves(value, dtypes, what: str):
+    """``value``'s tensor leaves cast to ``dtypes`` (None: kept), in its structure."""
+    if not any(dtypes):
+        return value
+    leaves, structure = _flatten(value, what)
+    return tree.unflatten(structure, [t if d is None else _cast_to(t, d) for t, d in zip(leaves, dtypes)])
+
+
 def _runs_python() -> bool:
     """Whether control flow runs as Python here: eagerly, or under a mode that maps ops (``tl.vmap``)."""
     modes = dispatch.modes
@@ -341,11 +365,11 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     the same structure, shapes and dtypes (dicts pair by key, in true_fn's order),
     and one ``Cond`` node runs the chosen one; its gradient (to any order)
     goes through the taken branch.  Under ``tl.vmap`` with a predicate per
-    element both branches run on every element and are selected; each
-    branch's ``operands`` pass gradients back only from the elements that
-    take it (JAX's rule), so a derivative that is infinite on the others
-    (``sqrt`` of a negative) makes no NaN.  Tensors a branch closes over pass
-    them from every element: give such tensors as ``operands``.
+    element both branches run on every element and are selected; what each
+    branch reads from outside it (``operands``, closed-over tensors and
+    Variables) passes gradients back only from the elements that take it
+    (JAX's rule), so a derivative that is infinite on the others (``sqrt`` of
+    a negative) makes no NaN.
 
     >>> import tensorlib as tl
     >>> x = tl.tensor([1.0, -2.0])
@@ -368,6 +392,17 @@ def cond(pred, true_fn: Callable, false_fn: Callable, *operands) -> Any:
     true_sub, true_out = trace_subgraph(true_fn, args, "true_fn")
     false_sub, false_out = trace_subgraph(_keeping_order(true_sub.graph.structure, false_fn), args, "false_fn")
     tg, fg = true_sub.graph, false_sub.graph
+    if tg.structure == fg.structure and _specs(tg) != _specs(fg):
+        t_to, f_to = _weak_casts(tg.outputs, _weak(tg.outputs), fg.outputs, _weak(fg.outputs))
+        if any(t_to):
+            true_sub, true_out = trace_subgraph(lambda *a: _cast_leaves(true_fn(*a), t_to, "true_fn"), args, "true_fn")
+        if any(f_to):
+            false_sub, false_out = trace_subgraph(
+                _keeping_order(true_sub.graph.structure, lambda *a: _cast_leaves(false_fn(*a), f_to, "false_fn")),
+                args,
+                "false_fn",
+            )
+        tg, fg = true_sub.graph, false_sub.graph
     if tg.structure != fg.structure or _specs(tg) != _specs(fg):
         raise TypeError(
             f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
@@ -485,15 +520,17 @@ def _per_element_cond(pred, true_fn, false_fn, operands):
     every element and are selected elementwise (JAX's rule), a failure saying so."""
     from . import math as math_ops
 
-    mode = dispatch.modes[-1]
+    mode, taken = dispatch.modes[-1], _bool_pred(pred, "tl.cond")
     if mode.knows_values(pred):
-        taken = _bool_pred(pred, "tl.cond")
         if not mode.any_element(taken):
             return _owned(false_fn(*operands))
         if not mode.any_element(math_ops.logical_not(taken)):
             return _owned(true_fn(*operands))
     try:
-        outs = true_fn(*_guarded(pred, operands, True)), false_fn(*_guarded(pred, operands, False))
+        with mode.gradients_only_where(taken):
+            true_out = true_fn(*operands)
+        with mode.gradients_only_where(math_ops.logical_not(taken)):
+            outs = true_out, false_fn(*operands)
     except Exception as e:
         e.add_note(
             "(tl.cond under tl.vmap: the predicate has a value per element, so both branches ran on every element, "
@@ -503,31 +540,17 @@ def _per_element_cond(pred, true_fn, false_fn, operands):
     return _selected(pred, *outs)
 
 
-def _guarded(pred, values, taken: bool):
-    """``values`` for a branch or loop body that runs on every element of ``tl.vmap`` though only the elements where
-    the per-element ``pred`` is ``taken`` keep its result: their float tensors pass gradients back from those elements
-    alone, the others reading them through stop_gradient (JAX's select on a batched cond's operands, its issue 1052).
-    The result's gradient is zero at the other elements, but a derivative that is infinite there (``sqrt`` of a
-    negative, ``log`` of 0) made it 0 * inf, a NaN gradient where a loop over the elements gives a number."""
-    from . import math as math_ops
-
-    pred = _bool_pred(pred, "tl.cond")
-
-    def guard(leaf):
-        if not isinstance(leaf, Tensor) or leaf.dtype.kind not in "fc":
-            return leaf
-        stopped = math_ops.stop_gradient(leaf)
-        return math_ops.where(pred, leaf, stopped) if taken else math_ops.where(pred, stopped, leaf)
-
-    return tree.map(guard, values)
-
-
 def _selected(pred, true_out, false_out):
     """``where(pred, t, f)`` leaf by leaf of the two branches' results (JAX's cond under vmap)."""
     from . import math as math_ops
 
     t_leaves, t_structure = _flatten(true_out, "tl.cond true_fn's result")
-    f_leaves, f_structure = _flatten(tree.ordered_as(t_structure, false_out), "tl.cond false_fn's result")
+    false_out = tree.ordered_as(t_structure, false_out)
+    f_leaves, f_structure = _flatten(false_out, "tl.cond false_fn's result")
+    if t_structure == f_structure:
+        t_to, f_to = _weak_casts(t_leaves, _weak(true_out), f_leaves, _weak(false_out))
+        t_leaves = [t if d is None else _cast_to(t, d) for t, d in zip(t_leaves, t_to)]
+        f_leaves = [f if d is None else _cast_to(f, d) for f, d in zip(f_leaves, f_to)]
     if t_structure != f_structure or _types(t_leaves) != _types(f_leaves):
         raise TypeError(
             f"tl.cond: true_fn and false_fn must return the same structure, shapes and dtypes; "
@@ -1081,7 +1104,11 @@ def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars, maximum_iteratio
                 return _owned(_traced_while(cond_fn, body_fn, values, None))
             if not (dispatch.modes[-1].any_element(pred) if per_element else bool(pred.numpy())):
                 break
-            new = body_fn(_guarded(pred, values, True) if per_element else values)
+            if per_element:
+                with dispatch.modes[-1].gradients_only_where(_bool_pred(pred, "tl.while_loop")):
+                    new = body_fn(values)
+            else:
+                new = body_fn(values)
             if not count:
                 reference = _signature(_adopt_weak(loop_vars, new, "tl.while_loop loop_vars"), "tl.while_loop")
             _check_same(reference, new, _LOOP_RULE, "loop_vars are", "body_fn returns")
@@ -1117,8 +1144,10 @@ def _batched_loop(mode, attrs, start, outer) -> list:
 
     def step(values):
         with mode.reentered():
-            pred = replayed(attrs["cond_graph"], values)[0]
-            new = replayed(attrs["body_graph"], values)
+            logical = [mode.logical(p) for p in values] + outer
+            pred = _replay(attrs["cond_graph"], logical)[0]
+            with mode.gradients_only_where(_bool_pred(pred, "tl.while_loop")):
+                new = _replay(attrs["body_graph"], logical)
         keep = mode.physical_of(pred, pred)
         return tuple(
             math_ops.where(shape_ops.expand_dims(keep, tuple(range(1, p.ndim))), mode.physical_of(n, n), p)

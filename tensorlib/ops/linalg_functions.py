@@ -70,6 +70,57 @@ def vecdot(x1, x2, *, axis: int = -1) -> Tensor:
     return einsum("...i,...i->...", moveaxis(x1, axis, -1), moveaxis(x2, axis, -1))
 
 
+def matvec(x1, x2) -> Tensor:
+    """NumPy 2.2's ``matvec`` (``jax.numpy.matvec``): ``x1``'s matrices (last two axes) times ``x2``'s vectors
+    (last axis), the other axes broadcast; nothing conjugated.
+
+    >>> import tensorlib as tl
+    >>> tl.matvec(tl.tensor([[1.0, 2.0], [3.0, 4.0]]), tl.tensor([1.0, 1.0])).numpy().tolist()
+    [3.0, 7.0]
+    """
+    x1, x2 = _matrix_and_vectors("matvec", x1, x2, matrix_first=True)
+    return _einsum("...ij,...j->...i", x1, x2)
+
+
+def vecmat(x1, x2) -> Tensor:
+    """NumPy 2.2's ``vecmat`` (``jax.numpy.vecmat``): ``x1``'s vectors, conjugated, times ``x2``'s matrices;
+    the other axes broadcast.
+
+    >>> import tensorlib as tl
+    >>> tl.vecmat(tl.tensor([1.0, 1.0]), tl.tensor([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist()
+    [4.0, 6.0]
+    """
+    from .elementwise import conj
+
+    x2, x1 = _matrix_and_vectors("vecmat", x2, x1, matrix_first=False)
+    return _einsum("...i,...ij->...j", conj(x1) if x1.dtype.kind == "c" else x1, x2)
+
+
+def _matrix_and_vectors(name, matrices, vectors, *, matrix_first):
+    """Check the operands of matvec/vecmat as NumPy's gufunc signatures do: ``(m,n),(n)->(m)`` and
+    ``(n),(n,m)->(m)`` (a 1-d "matrix" gave a wrong-shaped result), with broadcastable batch axes."""
+    from ._shapes import broadcast_shapes
+
+    matrices, vectors = as_tensors(matrices, vectors)
+    inputs = _describe(*((matrices, vectors) if matrix_first else (vectors, matrices)))
+    if matrices.ndim < 2 or vectors.ndim < 1:
+        raise ValueError(f"{name}: expected a matrix (rank >= 2) and a vector (rank >= 1), got inputs {inputs}")
+    n, k = matrices.shape[-1 if matrix_first else -2], vectors.shape[-1]
+    if None not in (n, k) and n != k:
+        raise ValueError(f"{name}: the matrices' {n} and the vectors' {k} elements differ (inputs {inputs})")
+    try:
+        broadcast_shapes(matrices.shape[:-2], vectors.shape[:-1])
+    except ValueError:
+        raise ValueError(f"{name}: the batch axes do not broadcast (inputs {inputs})") from None
+    return matrices, vectors
+
+
+def _einsum(subscripts, *operands):
+    from .linalg import einsum
+
+    return einsum(subscripts, *operands)
+
+
 def outer(x1, x2) -> Tensor:
     """Outer product of two vectors (``numpy.linalg.outer``; ``tl.outer`` flattens instead).
 

@@ -45,9 +45,9 @@ def _filled(x, value):
     return math_ops.where(_nans(x), math_ops.full_like(x, value), x)
 
 
-def _checked(x, axis, name):
+def _checked(x, axis, name, *, scalar_axis: bool = True):
     x = as_tensor(x)
-    reduce._check_axis(x, axis, name)
+    reduce._check_axis(x, axis, name, scalar_axis=scalar_axis)
     return x
 
 
@@ -187,7 +187,8 @@ def nanvar(
         mean, float16 = reduce.given_mean(x, mean, "nanvar")
         if float16:
             return reduce.in_float32(nanvar, x, axis, keepdims, ddof, mean=math_ops.cast(mean, _dt.float32))
-    centered = _filled(x - mean, 0)
+    # Only x's own NaNs are left out: an inf - inf of the centring is NumPy's NaN variance, not 0.
+    centered = math_ops.where(_nans(x), math_ops.zeros_like(x), x - mean)
     if x.dtype.kind == "c":
         centered = math_ops.abs(centered)
     # NumPy: NaN wherever the degrees of freedom, count - ddof, are not positive (np.var gives inf there).
@@ -330,7 +331,7 @@ def _nanquantile(a, q, axis, keepdims, method, name, weights=None):
         raise ValueError(f"nanquantile: q must be in [0, 1] (percentiles in [0, 100]), got {q.tolist()}")
     a = math_ops.cast(a, dtype) if a.dtype != dtype else a
     try:
-        axes = normalize_axes(axis, a.ndim)
+        axes = normalize_axes(axis, a.ndim, scalar_axis=False)  # as NumPy's quantiles
     except (TypeError, ValueError) as e:
         raise type(e)(f"nanquantile: {e} (shape {a.shape})") from None
     if 0 in (a.shape[i] for i in axes):  # NumPy: NaN, as for a slice of NaNs only
@@ -397,8 +398,8 @@ def nanpercentile(a, q, axis=None, keepdims: bool = False, method: str = "linear
     q = q / 100.0 if isinstance(q, (int, float)) else np.true_divide(q, 100)
     try:
         return _nanquantile(a, q, axis, keepdims, method, "nanpercentile", weights)
-    except ValueError as e:
-        raise ValueError(str(e).replace("nanquantile", "nanpercentile", 1)) from None
+    except ValueError as e:  # (an AxisError stays one)
+        raise type(e)(str(e).replace("nanquantile", "nanpercentile", 1)) from None
 
 
 def nanmedian(a, axis=None, keepdims: bool = False) -> Tensor:
@@ -409,4 +410,4 @@ def nanmedian(a, axis=None, keepdims: bool = False) -> Tensor:
     >>> tl.nanmedian(tl.tensor([[3.0, np.nan, 1.0], [np.nan, np.nan, np.nan]]), axis=1).numpy().tolist()
     [2.0, nan]
     """
-    return _nanquantile(_checked(a, axis, "nanmedian"), 0.5, axis, keepdims, "midpoint", "nanmedian")
+    return _nanquantile(_checked(a, axis, "nanmedian", scalar_axis=False), 0.5, axis, keepdims, "midpoint", "nanmedian")

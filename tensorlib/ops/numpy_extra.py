@@ -413,7 +413,7 @@ def rollaxis(a, axis: int, start: int = 0) -> Tensor:
 
     a = as_tensor(a)
     n = a.ndim
-    axis = normalize_axis(axis, n, f"rollaxis (shape {a.shape}): axis")
+    axis = normalize_axis(axis, n, f"rollaxis (shape {a.shape}): axis", scalar_axis=False)
     start = as_int(start, "rollaxis: start")
     if start < 0:
         start += n
@@ -1331,7 +1331,7 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     if f.dtype.kind in "biu":
         f = math_ops.cast(f, _dt.float64)
     axes = tuple(range(f.ndim)) if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    axes = tuple(normalize_axis(a, f.ndim) for a in axes)
+    axes = tuple(normalize_axis(a, f.ndim, f"gradient {where}: axis", scalar_axis=False) for a in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"gradient: repeated axis in {axis!r} {where}")
     if edge_order not in (1, 2):

@@ -991,3 +991,93 @@ def _pad_reflect_odd(x, axis: int, before: int, after: int, include_edge: bool) 
             after -= size
         x = shape_ops.concat([c for c in (chunks[0], x, chunks[1]) if c is not None], axis=axis)
     return x
+
+
+# ------------------------------------------------------------------ NumPy's names for what tensorlib has
+around = math_ops.round  # NumPy's (and jax.numpy's) other name for round
+
+
+def concatenate(arrays, axis: int | None = 0, *, dtype=None, casting: str = "same_kind") -> Tensor:
+    """``numpy.concatenate`` (``jax.numpy``'s): ``concat`` of ``arrays`` along ``axis``, or of the flattened
+    arrays with ``axis=None``; ``dtype`` casts them first under NumPy's ``casting`` rule.  Differentiable.
+
+    >>> import tensorlib as tl
+    >>> tl.concatenate([tl.tensor([[1, 2]]), tl.tensor([[3], [4]])], axis=None).numpy().tolist()
+    [1, 2, 3, 4]
+    """
+    from .standard import unstack
+
+    if isinstance(arrays, Tensor):  # NumPy iterates over an array's first axis
+        arrays = unstack(arrays) if arrays.ndim else [arrays]
+    arrays = list(arrays)
+    if dtype is not None:
+        arrays = math_ops.cast_for_loop("concatenate", arrays, dtype, casting)
+    if axis is None:
+        return shape_ops.concat([shape_ops.reshape(a, (-1,)) for a in as_tensors(*arrays)], axis=0)
+    return shape_ops.concat(arrays, axis=as_int(axis, "concatenate: axis"))
+
+
+def ndim(a) -> int:
+    """The number of axes of ``a`` (``numpy.ndim``, ``jax.numpy.ndim``).
+
+    >>> import tensorlib as tl
+    >>> tl.ndim(tl.ones((2, 3))), tl.shape(tl.ones((2, 3))), tl.size(tl.ones((2, 3)), axis=1)
+    (2, (2, 3), 3)
+    """
+    return as_tensor(a).ndim
+
+
+def shape(a) -> tuple:
+    """The shape of ``a`` as a tuple (``numpy.shape``); under ``tl.function`` an unknown size is None."""
+    return tuple(as_tensor(a).shape)
+
+
+def size(a, axis=None) -> int | None:
+    """The number of elements of ``a``, or along ``axis`` (an int or, as NumPy 2.4, a tuple); None where a
+    size is unknown under ``tl.function``."""
+    a = as_tensor(a)
+    if axis is None:
+        return a.size
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    sizes = [a.shape[normalize_axis(i, a.ndim, f"size (shape {a.shape}): axis", scalar_axis=False)] for i in axes]
+    return None if None in sizes else math.prod(sizes)
+
+
+def copy(a) -> Tensor:
+    """``numpy.copy`` (``jax.numpy.copy``): a new tensor with ``a``'s values; tensor values are immutable, so
+    this is ``identity``, and the gradient passes through.
+
+    >>> import tensorlib as tl
+    >>> tl.copy(tl.tensor([1.0, 2.0])).numpy().tolist()
+    [1.0, 2.0]
+    """
+    return math_ops.identity(a)
+
+
+class _Grid:
+    """``numpy.mgrid`` / ``numpy.ogrid`` (``jax.numpy``'s): NumPy's dense grid of the slices, or its open one
+    (arrays that broadcast to it), as constant tensors of NumPy's dtypes (int64 for integer slices, float64 for
+    float steps or a complex one, a number of points).
+
+    >>> import tensorlib as tl
+    >>> tl.mgrid[0:2, 0:3].shape, tl.mgrid[0:1:3j].numpy().tolist(), [g.shape for g in tl.ogrid[0:2, 0:3]]
+    ((2, 2, 3), [0.0, 0.5, 1.0], [(2, 1), (1, 3)])
+    """
+
+    def __init__(self, name: str, grid):
+        self._name, self._grid = name, grid
+
+    def __getitem__(self, key):
+        try:
+            grid = self._grid[key]
+        except (TypeError, ValueError, AttributeError) as e:  # (NumPy's AttributeError: a slice of strings)
+            kind = ValueError if isinstance(e, ValueError) else TypeError
+            raise kind(f"{self._name}: expected slices of numbers, got {key!r} ({e})") from None
+        return tuple(map(creation.tensor, grid)) if isinstance(grid, tuple) else creation.tensor(grid)
+
+    def __repr__(self) -> str:
+        return f"tl.{self._name}"
+
+
+mgrid = _Grid("mgrid", np.mgrid)
+ogrid = _Grid("ogrid", np.ogrid)

@@ -222,10 +222,11 @@ def _axis_attr(axis):
     return axis
 
 
-def _check_axis(x, axis, name):
+def _check_axis(x, axis, name, *, scalar_axis: bool = True):
+    """Check ``axis`` of ``x`` for the reduction ``name`` (``scalar_axis``: see ``_shapes.normalize_axis``)."""
     if isinstance(x, Tensor):
         try:
-            normalize_axes(axis, x.ndim)
+            normalize_axes(axis, x.ndim, scalar_axis=scalar_axis)
         except (ValueError, TypeError) as e:
             raise type(e)(f"{name}: {e} (input shape {x.shape}, {x.dtype})") from None
 
@@ -444,7 +445,7 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
     from .shape import broadcast_like, expand_dims, transpose
 
     a, w = as_tensors(a, weights)
-    _check_axis(a, axis, "average")
+    _check_axis(a, axis, "average", scalar_axis=False)
     if weights is None:
         avg = mean(a, axis, keepdims)
         if not returned:
@@ -586,7 +587,7 @@ def mean(x, axis=None, keepdims: bool = False, *, where=True, dtype=None) -> Ten
     x = as_tensor(x)
     if dtype is not None:
         return accumulated_in(mean, x, dtype, axis, keepdims, where=where)
-    _check_axis(x, axis, "Mean")
+    _check_axis(x, axis, "Mean", scalar_axis=False)
     mask = _where_mask(x, where, "mean")
     if x.dtype.kind in "biu":  # NumPy sums integers in float64 here: an integer sum could wrap around
         x = math_ops.cast(x, _dt.float64)
@@ -652,7 +653,7 @@ def var(
     """
 
     x = as_tensor(x) if dtype is None else cast_to_dtype_argument(x, dtype, "var")  # NumPy's dtype= computes in it
-    _check_axis(x, axis, "Var")
+    _check_axis(x, axis, "Var", scalar_axis=False)
     ddof = _check_ddof(x, ddof, "Var", correction)
     mask = _where_mask(x, where, "var")
     if mean is None:
@@ -689,7 +690,7 @@ def std(
     [0.0, 0.0]
     """
     x = as_tensor(x) if dtype is None else cast_to_dtype_argument(x, dtype, "std")
-    _check_axis(x, axis, "Std")
+    _check_axis(x, axis, "Std", scalar_axis=False)
     ddof = _check_ddof(x, ddof, "Std", correction)
     _where_mask(x, where, "std")
     if x.dtype == _dt.float16 and (mean is None or given_mean(x, mean, "std")[1]):

@@ -906,9 +906,10 @@ def expand_dims(x, axis) -> Tensor:
 
 def squeeze(x, axis=None) -> Tensor:
     if axis is not None:
+        one = not isinstance(axis, (tuple, list))
         axis = as_ints(axis, "squeeze: axis")
-        if axis in ((0,), (-1,)) and (x.ndim if isinstance(x, Tensor) else np.ndim(x)) == 0:
-            axis = None  # NumPy squeezes axis 0 or -1 of a 0-d array: nothing
+        if one and axis in ((0,), (-1,)) and (x.ndim if isinstance(x, Tensor) else np.ndim(x)) == 0:
+            axis = None  # NumPy squeezes an int axis 0 or -1 of a 0-d array (not a tuple of it): nothing
     return apply(_squeeze, (x,), {"axis": axis})
 
 

@@ -255,13 +255,17 @@ def digamma(x) -> Tensor:
 def polygamma(n, x) -> Tensor:
     """The ``n``-th derivative of ``digamma``; gradient ``polygamma(n + 1, x)``.  ``n`` is a non-negative
     integer: a Python int, or, as in SciPy and JAX, an integer array or Tensor broadcasting against ``x``
-    (a traced or vmapped one is an input of the op, ``PolygammaOfOrders``).
+    (a traced or vmapped one is an input of the op, ``PolygammaOfOrders``).  An integer-valued float (``1.0``, or a
+    float array of them) is that integer, as in SciPy and JAX; a non-integer or negative order is a ValueError (SciPy
+    and JAX give NaN, PyTorch refuses a float), and so is a traced float order, whose values are not known.
 
     >>> import tensorlib as tl
     >>> round(float(tl.special.polygamma(1, tl.tensor(1.0))), 6)   # pi ** 2 / 6
     1.644934
     >>> tl.special.polygamma(tl.tensor([0, 1]), tl.tensor([1.0, 1.0])).numpy().round(6).tolist()
     [-0.577216, 1.644934]
+    >>> round(float(tl.special.polygamma(1.0, tl.tensor(1.0))), 6)
+    1.644934
     """
     return _by_order(_polygamma, n, x)
 
@@ -289,6 +293,8 @@ def _orders(op_type, n) -> np.ndarray:
     if isinstance(n, Tensor):
         n = n.numpy()
     orders = np.asarray(n)
+    if orders.dtype.kind == "f" and np.all(np.isfinite(orders)) and np.all(orders == np.floor(orders)):
+        orders = orders.astype(np.int64)  # an integer-valued float, as SciPy and JAX take it (1.0 is order 1)
     if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
         raise ValueError(f"{op_type}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
     return orders
@@ -1335,6 +1341,10 @@ def _betainc_partials_float64(a, b, x):
     # subtracted two values of size log q to form p / q (d/db betainc(1e-6, 1e4, 1e-20) was 3.4e-6 off)
     by_p = front * (fraction * (np.log(y) - _digamma_difference(p + 1.0, q - 1.0, np)) + by_p)
     by_q = front * (fraction * (np.log1p(-y) - _digamma_difference(q, p, np)) + by_q)
+    # where the prefactor underflows the partials do (it decays faster than the rest grows); the fraction's recurrence
+    # overflows there for a huge p (b = 1e155: inf / inf), and 0 * NaN made nbinom.cdf(1e300, n, p)'s gradient in n NaN
+    underflow = front == 0
+    by_p, by_q = np.where(underflow, 0.0, by_p), np.where(underflow, 0.0, by_q)
     partials = (np.where(swap, -by_q, by_p), np.where(swap, -by_p, by_q))
     return tuple(np.where(inside, d, np.where(edge, 0.0, np.nan)) for d in partials)
 
@@ -1577,7 +1587,10 @@ def log_betainc(a, b, x, complement=None) -> Tensor:
     # or b < 1, and 0 * inf in the branch not taken made f.logcdf(1e-17, 0.7, 1.3)'s gradient NaN, and logsf's
     upper = betaincc(a, b, w(near_one, x, 0.5)) if complement is None else betainc(b, a, w(near_one, complement, 0.5))
     middle = math_ops.logical_not(math_ops.logical_or(far, near_one))
-    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), math_ops.log(betainc(a, b, w(middle, x, 0.5))))
+    # the log of 1 where not taken: betainc at the stand-in 0.5 underflows for a large a (t.logcdf's df = 1e4), and
+    # log(0)'s infinite derivative times 0 made the gradient in a NaN everywhere
+    lower = math_ops.log(w(middle, betainc(a, b, w(middle, x, 0.5)), 1.0))
+    near = w(near_one, math_ops.log1p(-w(near_one, upper, 0.0)), lower)
     return w(far, prefactor + factor, near)
 
 
@@ -2350,7 +2363,8 @@ def exp1(x) -> Tensor:
 
 def expn(n, x) -> Tensor:
     """The generalized exponential integral ``E_n(x) = int_1^inf exp(-x t) / t**n dt`` (SciPy's ``expn``) of a
-    non-negative integer order ``n`` (a Python int, or an integer array broadcasting against ``x``); gradient in
+    non-negative integer order ``n`` (a Python int, or an integer array broadcasting against ``x``; an integer-valued
+    float is that integer, as for ``polygamma``); gradient in
     ``x``: ``-E_{n-1}(x)`` (for ``n = 0``, ``-exp(-x) (x + 1) / x**2``).
 
     >>> import tensorlib as tl

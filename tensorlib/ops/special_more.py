@@ -766,6 +766,73 @@ def _hankel_reach(v):
     return 4.0 * v * v + (2 * _HANKEL_TERMS + 1) ** 2
 
 
+# The uniform (Debye) expansion of ive / kve: from order 50 its first omitted term (U_11 / v**11) is below 1e-18.
+_DEBYE_FROM = 50.0
+_DEBYE_TERMS = 10
+
+
+def _debye_polynomials(count):
+    """Debye's polynomials ``U_0 .. U_count`` in ``p`` (ascending coefficients), by DLMF 10.41.9: ``U_{k+1} = p**2 (1 -
+    p**2) U_k' / 2 + int_0^p (1 - 5 t**2) U_k(t) dt / 8``, in exact fractions."""
+    polynomials = [[Fraction(1)]]
+    for _ in range(count):
+        u = polynomials[-1]
+        nxt = [Fraction(0)] * (len(u) + 3)
+        for i, c in enumerate(u):
+            if i:
+                nxt[i + 1] += i * c / 2
+                nxt[i + 3] -= i * c / 2
+            nxt[i + 1] += c / (8 * (i + 1))
+            nxt[i + 3] -= 5 * c / (8 * (i + 3))
+        polynomials.append(nxt)
+    return [tuple(float(c) for c in u) for u in polynomials]
+
+
+_DEBYE_U = _debye_polynomials(_DEBYE_TERMS)
+
+
+def _debye_sums(v, p, sign):
+    """``(S, dS/dp)``, ``S = sum_k sign**k U_k(p) / v**k`` (``sign`` 1 for ive, -1 for kve).  Arithmetic only: NumPy
+    arrays (the kernels) or Tensors (the gradients)."""
+    total = slope = 0.0
+    scale = 1.0
+    for coefficients in _DEBYE_U:
+        value = derivative = 0.0
+        for c in reversed(coefficients):
+            derivative = derivative * p + value
+            value = value * p + c
+        total, slope = total + scale * value, slope + scale * derivative
+        scale = scale * sign / v
+    return total, slope
+
+
+def _debye_value(v, x, ive):
+    """ive(v, x) or kve for ``x > 0``, ``v >= _DEBYE_FROM``, by the uniform expansion (DLMF 10.41.3-4): with ``z = x /
+    v``, ``s = sqrt(1 + z**2)``, ``p = 1 / s``, ``I_v(v z) e**-x = e**(v (eta - z)) sqrt(p / (2 pi v)) S``, ``eta - z =
+    t - log1p((1 + t) / z)``, ``t = s - z = 1 / (s + z)`` (no difference of large terms), ``K`` with ``e**(-v (eta -
+    z))``, ``sqrt(pi p / (2 v))`` and the alternating ``S``."""
+    z = x / v
+    s = np.hypot(1.0, z)
+    t, p = 1.0 / (s + z), 1.0 / s
+    exponent = v * (t - np.log1p((1.0 + t) / z))
+    total, _ = _debye_sums(v, p, 1.0 if ive else -1.0)
+    if ive:
+        return np.exp(exponent) * np.sqrt(p / (2.0 * np.pi * v)) * total
+    return np.exp(-exponent) * np.sqrt(np.pi * p / (2.0 * v)) * total
+
+
+def _debye_log_slope(v, x, ive):
+    """``f' / f`` of ive (``ive``) or kve at ``x > 0`` by the uniform expansion, in tensorlib ops: ``+-t / z - z p**2 / (2
+    v) - z p**3 / v S' / S`` (``_debye_value``'s terms differentiated; each is small where f' is, next to x = v**2, so
+    the slope keeps its digits where the recurrence's ``(f_{v-1} + f_{v+1}) / 2 - f`` cancelled: 1e-6 relative of
+    f / x at v = 1e5)."""
+    z = x / v
+    s = math_ops.sqrt(1.0 + z * z)
+    t, p = 1.0 / (s + z), 1.0 / s
+    total, slope = _debye_sums(v, p, 1.0 if ive else -1.0)
+    return (t if ive else -t) / z - z * p * p / (2.0 * v) - z * p * p * p / v * slope / total
+
+
 def _scaled_bessel_kernel(name):
     """SciPy's ive / kve, and past AMOS's range (|x| above about 1.07e9, where SciPy gives NaN: ive(0, 1e12) for
     3.99e-7) Hankel's expansion ``_hankel_sums``, with ive's parity for an integer order at x < 0."""
@@ -777,15 +844,22 @@ def _scaled_bessel_kernel(name):
         v, x = np.broadcast_arrays(v.astype(np.float64), x.astype(np.float64))
         size = np.abs(x) if ive else x
         with np.errstate(invalid="ignore"):
-            beyond = np.isnan(out) & np.isfinite(x) & (size >= _hankel_reach(v))
+            # AMOS's NaN from |x| ~ 1.07e9 (ive(1e5, 5e9) is 1.17e-6): Hankel's expansion beyond its reach, Debye's
+            # uniform one below it for an order from 50
+            missing = np.isnan(out) & np.isfinite(x) & (size > 0)
+            hankel = missing & (size >= _hankel_reach(v))
+            debye = missing & ~hankel & (v >= _DEBYE_FROM)
+            beyond = hankel | debye
             odd = (v % 2) == 1
             if ive:
                 beyond &= (x > 0) | (v == np.floor(v))
         if not beyond.any():
             return out
-        v, size, flip = v[beyond], size[beyond], (x[beyond] < 0) & odd[beyond]
-        total, _ = _hankel_sums(v, size, -1.0 if ive else 1.0)
-        value = total / np.sqrt(2.0 * np.pi * size) if ive else total * np.sqrt(np.pi / (2.0 * size))
+        v, size, flip, uniform = v[beyond], size[beyond], (x[beyond] < 0) & odd[beyond], debye[beyond]
+        with np.errstate(all="ignore"):  # each formula at the other's points
+            total, _ = _hankel_sums(v, size, -1.0 if ive else 1.0)
+            value = total / np.sqrt(2.0 * np.pi * size) if ive else total * np.sqrt(np.pi / (2.0 * size))
+            value = np.where(uniform, _debye_value(v, size, ive), value)
         out = np.array(out)
         out[beyond] = np.where(flip, -value, value)
         return out
@@ -844,10 +918,15 @@ def _bessel_slope(name, v, x, value):
     size = math_ops.abs(x) if name == "ive" else x
     far = size >= reach
     at = w(far, size, reach)  # a stand-in inside the expansion's reach where the recurrence is used
+    # below Hankel's reach, for an order from 50, the uniform expansion's log-slope (the recurrence cancels like x / v)
+    uniform = math_ops.logical_and(math_ops.logical_and(math_ops.logical_not(far), v >= _DEBYE_FROM), size > 0)
+    order, inside = w(uniform, v, _DEBYE_FROM), w(uniform, size, 1.0)
     if name == "ive":
         asymptotic = math_ops.sign(x) * value * _scaled_log_slope(v, at, -1.0)
-        return w(far, asymptotic, 0.5 * (below + above) - math_ops.sign(x) * value)
-    return w(far, value * _scaled_log_slope(v, at, 1.0), value - 0.5 * (below + above))
+        debye = math_ops.sign(x) * value * _debye_log_slope(order, inside, ive=True)
+        return w(far, asymptotic, w(uniform, debye, 0.5 * (below + above) - math_ops.sign(x) * value))
+    debye = value * _debye_log_slope(order, inside, ive=False)
+    return w(far, value * _scaled_log_slope(v, at, 1.0), w(uniform, debye, value - 0.5 * (below + above)))
 
 
 def _bessel_rule(name):

@@ -102,7 +102,7 @@ def _of_bools_int32(ufunc):
 
 def _bitwise_info(name, samples, op_type, **options):
     # Floats are an error, as in NumPy (``&`` on floats used to give a logical and).
-    inputs = (np.ones(2), np.ones(2))[: 1 if op_type == "Invert" else 2]
+    inputs = (np.ones(2), np.ones(2))[: 1 if op_type in ("Invert", "BitwiseCount") else 2]
     refused = ErrorInput(inputs, exc=TypeError, match=rf"{op_type}: needs integer or bool inputs .* got float64")
     return OpInfo(
         name,
@@ -218,6 +218,7 @@ OPINFOS: list = [
     _bitwise_info("bitwise_or", _compare_samples, "BitwiseOr"),
     _bitwise_info("bitwise_xor", _compare_samples, "BitwiseXor"),
     _bitwise_info("invert", _integer_samples, "Invert"),
+    _bitwise_info("bitwise_count", _integer_samples, "BitwiseCount"),
     _bitwise_info("left_shift", _compare_samples, "LeftShift"),
     _bitwise_info("right_shift", _compare_samples, "RightShift"),
     OpInfo(

@@ -411,18 +411,34 @@ def _in_dtype(reference):
     return ref
 
 
+def _signal_entry(name, samples, op_types, function=None, dtypes=REAL, cast=True, **kwargs):
+    """The catalogue entry ``signal.<name>`` of ``tl.signal.<function>`` (default ``name``) against the reference
+    of the same name (``cast``: its float64 results cast to the arrays' dtype)."""
+    function = function or name
+    reference = getattr(references, function)
+    reference = _in_dtype(reference) if cast else reference
+    return OpInfo(f"signal.{name}", getattr(tl.signal, function), reference, samples, op_types=op_types, dtypes=dtypes,
+                  atol=1e-5, **kwargs)  # fmt: skip
+
+
 def _signal_and_axis(draw, dtype, rng, least: int = 1):
     n = draw(st.integers(least, least + 8))
     shape, axis = draw(st.sampled_from([((n,), -1), ((2, n), 1), ((n, 3), 0), ((2, n, 2), 1)]))
     return rng.uniform(-2, 2, shape).astype(dtype), axis
 
 
+def _drawn_filter(draw, dtype, most_taps: int, orders: tuple) -> tuple:
+    """``(rng, b, a)``: 1 to ``most_taps`` numerator coefficients and a stable denominator of an order in
+    ``orders`` (inclusive), and the generator that drew them."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    b = rng.uniform(-1, 1, draw(st.integers(1, most_taps))).astype(dtype)
+    return rng, b, _stable_denominator(rng, draw(st.integers(*orders))).astype(dtype)
+
+
 def _lfilter_samples(dtype, with_state: bool = False):
     @st.composite
     def draw(draw):
-        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-        b = rng.uniform(-1, 1, draw(st.integers(1, 4))).astype(dtype)
-        a = _stable_denominator(rng, draw(st.integers(0, 3))).astype(dtype)
+        rng, b, a = _drawn_filter(draw, dtype, 4, (0, 3))
         x, axis = _signal_and_axis(draw, dtype, rng)
         if not with_state:
             return SampleInput((b, a, x, axis), grad_argnums=(0, 1, 2))
@@ -437,9 +453,8 @@ def _lfilter_samples(dtype, with_state: bool = False):
 def _lfilter_zi_samples(dtype):
     @st.composite
     def draw(draw):
-        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-        b = rng.uniform(-1, 1, draw(st.integers(1, 4))).astype(dtype)
-        return SampleInput((b, _stable_denominator(rng, draw(st.integers(1, 3))).astype(dtype)), grad_argnums=(0, 1))
+        _, b, a = _drawn_filter(draw, dtype, 4, (1, 3))
+        return SampleInput((b, a), grad_argnums=(0, 1))
 
     return draw()
 
@@ -447,9 +462,7 @@ def _lfilter_zi_samples(dtype):
 def _filtfilt_samples(dtype):
     @st.composite
     def draw(draw):
-        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-        b = rng.uniform(-1, 1, draw(st.integers(1, 3))).astype(dtype)
-        a = _stable_denominator(rng, draw(st.integers(0, 2))).astype(dtype)
+        rng, b, a = _drawn_filter(draw, dtype, 3, (0, 2))
         padtype = draw(st.sampled_from(["odd", "even", "constant", None]))
         padlen = draw(st.none() | st.integers(0, 3))
         x, axis = _signal_and_axis(draw, dtype, rng, least=(3 * max(len(a), len(b)) if padlen is None else 3) + 1)
@@ -508,45 +521,30 @@ _FILTER_ERRORS = (
 )
 
 OPINFOS += [
-    OpInfo(
-        "signal.lfilter",
-        tl.signal.lfilter,
-        _in_dtype(references.lfilter),
+    _signal_entry(
+        "lfilter",
         _lfilter_samples,
-        op_types=("AllPoleFilter",),
-        dtypes=REAL,
-        atol=1e-5,
+        ("AllPoleFilter",),
         error_inputs=_FILTER_ERRORS,
     ),
-    OpInfo(
-        "signal.lfilter_state",
-        tl.signal.lfilter,
-        _in_dtype(references.lfilter),
+    _signal_entry(
+        "lfilter_state",
         lambda dtype: _lfilter_samples(dtype, with_state=True),
-        op_types=("AllPoleFilter",),
-        dtypes=REAL,
-        atol=1e-5,
+        ("AllPoleFilter",),
+        function="lfilter",
     ),
-    OpInfo(
-        "signal.lfilter_zi",
-        tl.signal.lfilter_zi,
-        _in_dtype(references.lfilter_zi),
+    _signal_entry(
+        "lfilter_zi",
         _lfilter_zi_samples,
-        op_types=("MatrixSolve",),
-        dtypes=REAL,
-        atol=1e-5,
+        ("MatrixSolve",),
         error_inputs=(
             ErrorInput(([1.0], [0.0, 0.0]), exc=ValueError, match=r"^lfilter_zi: there must be at least one nonzero"),
         ),
     ),
-    OpInfo(
-        "signal.filtfilt",
-        tl.signal.filtfilt,
-        _in_dtype(references.filtfilt),
+    _signal_entry(
+        "filtfilt",
         _filtfilt_samples,
-        op_types=("AllPoleFilter", "MatrixSolve"),
-        dtypes=REAL,
-        atol=1e-5,
+        ("AllPoleFilter", "MatrixSolve"),
         error_inputs=(
             ErrorInput(
                 ([1.0, 1.0], [1.0], np.ones(6)),
@@ -559,14 +557,10 @@ OPINFOS += [
             ),
         ),
     ),
-    OpInfo(
-        "signal.sosfilt",
-        tl.signal.sosfilt,
-        _in_dtype(references.sosfilt),
+    _signal_entry(
+        "sosfilt",
         lambda dtype: _sos_samples(dtype, "filt"),
-        op_types=("AllPoleFilter",),
-        dtypes=REAL,
-        atol=1e-5,
+        ("AllPoleFilter",),
         error_inputs=(
             ErrorInput((np.ones((2, 5)), np.ones(3)), exc=ValueError, match=r"^sosfilt: sos must have shape"),
             ErrorInput((np.full((1, 6), 2.0), np.ones(3)), exc=ValueError, match=r"^sosfilt: sos\[:, 3\] must be all"),
@@ -577,31 +571,121 @@ OPINFOS += [
             ),
         ),
     ),
-    OpInfo(
-        "signal.sosfilt_state",
-        tl.signal.sosfilt,
-        _in_dtype(references.sosfilt),
+    _signal_entry(
+        "sosfilt_state",
         lambda dtype: _sos_samples(dtype, "state"),
-        op_types=("AllPoleFilter",),
-        dtypes=REAL,
-        atol=1e-5,
+        ("AllPoleFilter",),
+        function="sosfilt",
     ),
-    OpInfo(
-        "signal.sosfilt_zi",
-        tl.signal.sosfilt_zi,
-        _in_dtype(references.sosfilt_zi),
+    _signal_entry(
+        "sosfilt_zi",
         lambda dtype: _sos_samples(dtype, "zi"),
-        op_types=("MatrixSolve",),
-        dtypes=REAL,
-        atol=1e-5,
+        ("MatrixSolve",),
     ),
-    OpInfo(
-        "signal.sosfiltfilt",
-        tl.signal.sosfiltfilt,
-        _in_dtype(references.sosfiltfilt),
+    _signal_entry(
+        "sosfiltfilt",
         lambda dtype: _sos_samples(dtype, "filtfilt"),
-        op_types=("AllPoleFilter",),
-        dtypes=REAL,
-        atol=1e-5,
+        ("AllPoleFilter",),
+    ),
+]
+
+
+# ---------------------------------------------------------------- resampling, spectrograms, PyTorch's stft
+def _resample_samples(dtype):
+    @st.composite
+    def draw(draw):
+        n, num = draw(st.integers(1, 9)), draw(st.integers(1, 11))
+        shape, axis = draw(st.sampled_from([((n,), 0), ((2, n), 1), ((n, 2), 0)]))
+        x = _array(draw(st.integers(0, 2**16)), shape, dtype)
+        window = draw(st.sampled_from([None, "hann", "values"]))
+        if window == "values":
+            window = np.linspace(0.5, 1.5, n).astype(dtype)
+        return SampleInput((x, num), {"axis": axis, "window": window})
+
+    return draw()
+
+
+def _spectrogram_samples(dtype):
+    @st.composite
+    def draw(draw):
+        n = draw(st.integers(6, 16))
+        shape, axis = draw(st.sampled_from([((n,), -1), ((2, n), 1), ((n, 2), 0)]))
+        nperseg = draw(st.integers(3, n))
+        kwargs = {
+            "fs": draw(st.sampled_from([1.0, 2.5])),
+            "window": draw(st.sampled_from([("tukey", 0.25), "hann", "tukey"])),
+            "nperseg": nperseg,
+            "noverlap": draw(st.none() | st.integers(0, nperseg - 1)),
+            "return_onesided": draw(st.booleans()),
+            "scaling": draw(st.sampled_from(["density", "spectrum"])),
+            "mode": draw(st.sampled_from(["psd", "complex", "magnitude"])),  # angle, phase: kinks at 0 and pi
+            "axis": axis,
+        }
+        return SampleInput((_array(draw(st.integers(0, 2**16)), shape, dtype),), kwargs)
+
+    return draw()
+
+
+def _torch_stft_samples(dtype):
+    @st.composite
+    def draw(draw):
+        n_fft = draw(st.integers(4, 8))
+        win_length = draw(st.integers(1, n_fft))
+        center = draw(st.booleans())
+        x = _array(draw(st.integers(0, 2**16)), draw(st.sampled_from([(12,), (2, 10)])), dtype)
+        window = np.hanning(win_length + 2)[1:-1].astype(dtype)
+        kwargs = {
+            "hop_length": draw(st.none() | st.integers(1, 4)),
+            "win_length": win_length,
+            "center": center,
+            "pad_mode": draw(st.sampled_from(["reflect", "constant", "replicate", "circular"])),
+            "normalized": draw(st.booleans()),
+            "onesided": draw(st.booleans()),
+            "return_complex": draw(st.booleans()),
+        }
+        return SampleInput((x, n_fft), {"window": window, **kwargs})
+
+    return draw()
+
+
+OPINFOS += [
+    _signal_entry(
+        "resample",
+        _resample_samples,
+        ("RFFTN", "IRFFTN"),
+        cast=False,
+        error_inputs=(
+            ErrorInput((np.ones(4), 0), exc=ValueError, match=r"^resample: num must be an int >= 1, got 0"),
+            ErrorInput((np.ones(4), 3), {"window": np.ones(3)}, ValueError, r"^resample: the window must have one"),
+        ),
+    ),
+    _signal_entry(
+        "resample_complex",
+        _resample_samples,
+        ("FFTN",),
+        cast=False,
+        function="resample",
+        dtypes=COMPLEX,
+    ),
+    _signal_entry(
+        "spectrogram",
+        _spectrogram_samples,
+        ("RFFTN", "FFTN"),
+        cast=False,
+        kinks=True,  # magnitude: |z| at z == 0
+        error_inputs=(
+            ErrorInput((np.ones(8),), {"mode": "power"}, ValueError, r"^spectrogram: mode must be 'psd'"),
+            ErrorInput((np.ones(8),), {"window": "cosine"}, ValueError, r"^spectrogram: window must be one of"),
+        ),
+    ),
+    _signal_entry(
+        "torch_stft",
+        _torch_stft_samples,
+        ("RFFTN", "FFTN"),
+        cast=False,
+        error_inputs=(
+            ErrorInput((np.ones(8), 4), exc=ValueError, match=r"^torch_stft: stft requires the return_complex"),
+            ErrorInput((np.ones((2, 2, 8)), 4), {"return_complex": True}, ValueError, r"^torch_stft: expected a 1D"),
+        ),
     ),
 ]

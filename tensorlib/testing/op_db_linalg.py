@@ -210,6 +210,17 @@ def _pair_draw(draw, dtype, n=None):
 
 
 @st.composite
+def _matvec_draw(draw, dtype, matrix_first):
+    """A stack of matrices and one of vectors for matvec/vecmat, their batch axes broadcasting."""
+    rng = _rng(draw(SEEDS))
+    m, n = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    batch_a, batch_v = draw(st.sampled_from([((), ()), ((2,), ()), ((), (2,)), ((2, 1), (3,)), ((0,), ())]))
+    a = rng.uniform(-2, 2, batch_a + (m, n)).astype(dtype)
+    v = rng.uniform(-2, 2, batch_v + ((n,) if matrix_first else (m,))).astype(dtype)
+    return SampleInput((a, v) if matrix_first else (v, a), grad_argnums=(0, 1))
+
+
+@st.composite
 def _vector_norm_draw(draw, dtype):
     rng = _rng(draw(SEEDS))
     shape = draw(st.sampled_from([(3, 4), (2, 3, 2), (5,)]))
@@ -1063,6 +1074,20 @@ OPINFOS = [
                 (np.ones(3), np.ones(2)),
                 exc=ValueError,
                 match=r"vecdot: the vectors along axis -1 have 3 and 2 elements \(shape \(3,\) float64, shape \(2,\) float64\)",
+            ),
+        ),
+    ),
+    OpInfo("matvec", tl.matvec, np.matvec, lambda dtype: _matvec_draw(dtype, matrix_first=True)),
+    OpInfo(
+        "vecmat",
+        tl.vecmat,
+        np.vecmat,
+        lambda dtype: _matvec_draw(dtype, matrix_first=False),
+        error_inputs=(
+            ErrorInput(
+                (np.ones((2, 2)), np.ones(2)),
+                exc=ValueError,
+                match=r"^vecmat: expected a matrix \(rank >= 2\) and a vector \(rank >= 1\), got inputs shape \(2, 2\)",
             ),
         ),
     ),

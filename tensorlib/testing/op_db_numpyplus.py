@@ -835,3 +835,64 @@ OPINFOS += [
         kinks=True,
     ),
 ]
+
+
+@st.composite
+def _concatenate_draw(draw, dtype):
+    """Two or three arrays of any shapes for ``axis=None`` (flattened), or joinable ones along an axis."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    n = draw(st.integers(1, 3))
+    if draw(st.booleans()):
+        shapes_ = [draw(st.sampled_from([(), (2,), (2, 3), (0, 2)])) for _ in range(n)]
+        axis = None
+    else:
+        axis = draw(st.sampled_from([0, 1, -1]))
+        shapes_ = [(2, 3)[:1] + (draw(st.integers(0, 3)),) if axis else (draw(st.integers(0, 3)), 3) for _ in range(n)]
+    arrays = tuple(_random(draw, dtype, shape) for shape in shapes_)
+    return SampleInput(arrays, {"axis": axis}, grad_argnums=tuple(range(n)))
+
+
+OPINFOS += [
+    OpInfo(
+        "concatenate",
+        lambda *arrays, **kwargs: tl.concatenate(arrays, **kwargs),
+        lambda *arrays, **kwargs: np.concatenate(arrays, **kwargs),
+        _concatenate_draw,
+        op_types=("ConcatV2", "Reshape"),
+        dtypes=NUMERIC,
+        error_inputs=(
+            ErrorInput((np.ones(2), np.ones(2)), {"dtype": "int32"}, TypeError, r"^concatenate: cannot cast"),
+        ),
+    ),
+]
+
+
+@st.composite
+def _grid_draw(draw, dtype):
+    """The bounds of two slices: integer steps, or a float step or a complex one (a number of points)."""
+    start = draw(st.integers(-3, 2))
+    stop, step = start + draw(st.integers(1, 4)), draw(st.sampled_from([1, 2, 0.5, 3j, 1j]))
+    if draw(st.booleans()):  # counting down
+        start, stop, step = stop, start, -step if isinstance(step, (int, float)) else step
+    return SampleInput((start, stop, step), grad_argnums=())
+
+
+def _grid(grid):
+    return lambda start, stop, step: grid[start:stop:step, 0:2]
+
+
+OPINFOS += [
+    OpInfo(
+        "copy", tl.copy, np.copy, lambda dtype: st.builds(lambda x: SampleInput((x,)), tensors(dtype)), ("Identity",)
+    ),
+    OpInfo("mgrid", _grid(tl.mgrid), _grid(np.mgrid), _grid_draw, dtypes=(np.dtype(np.float64),), differentiable=False),
+    OpInfo(
+        "ogrid",
+        lambda *bounds: tl.stack(tl.broadcast_arrays(*_grid(tl.ogrid)(*bounds))),
+        lambda *bounds: np.stack(np.broadcast_arrays(*_grid(np.ogrid)(*bounds))),
+        _grid_draw,
+        dtypes=(np.dtype(np.float64),),
+        differentiable=False,
+        error_inputs=(ErrorInput(("a", 2, 1), exc=TypeError, match=r"^ogrid: expected slices of numbers"),),
+    ),
+]

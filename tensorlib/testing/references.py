@@ -264,10 +264,24 @@ def hilbert(x, N=None, axis: int = -1) -> np.ndarray:
     return np.fft.ifft(np.moveaxis(spectrum * h.astype(spectrum.real.dtype), -1, axis), axis=axis)
 
 
+def _tukey(m: int, alpha: float) -> np.ndarray:
+    """The symmetric Tukey window of ``m`` points: a box whose ends are the halves of a Hann window of
+    ``alpha (m - 1) + 1`` points (``alpha >= 1``: Hann, ``<= 0``: a box)."""
+    if alpha <= 0 or m == 1:
+        return np.ones(m)
+    t = np.linspace(0.0, 1.0, m)
+    taper = np.minimum(t, 1.0 - t) / (min(alpha, 1.0) / 2.0)  # below 1: inside a taper
+    return np.where(taper < 1.0, 0.5 - 0.5 * np.cos(np.pi * np.minimum(taper, 1.0)), 1.0)
+
+
 def _periodic_window(window, n: int) -> np.ndarray:
     """``scipy.signal.get_window(window, n)``: NumPy's symmetric window of ``n + 1`` points less its last."""
     if not isinstance(window, (str, tuple)):
         return np.asarray(window, np.float64)
+    if n == 1:  # SciPy's window of one point
+        return np.ones(1)
+    if window == "tukey" or isinstance(window, tuple) and window[0] == "tukey":
+        return _tukey(n + 1, 0.5 if window == "tukey" else window[1])[:-1]
     if isinstance(window, tuple):  # ("kaiser", beta)
         return np.kaiser(n + 1, window[1])[:-1]
     symmetric = {"hann": np.hanning, "hamming": np.hamming, "blackman": np.blackman, "bartlett": np.bartlett}
@@ -450,3 +464,104 @@ def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen=None):
     x = np.asarray(x, np.float64)
     zi = sosfilt_zi(sos).reshape((len(sos),) + (1,) * (x.ndim - 1) + (2,))  # the filtered axis last
     return _zero_phase(lambda s, z: sosfilt(sos, s, -1, z), zi, x, axis, padtype, padlen, taps)
+
+
+def resample(x, num: int, t=None, axis: int = 0, window=None, domain: str = "time"):
+    """``scipy.signal.resample`` with the two-sided spectrum for every input (a real input's result is the real
+    part): ``num`` bins, the low ``min(num, n) // 2 + 1`` and the matching negative ones kept, the unpaired bin of
+    an even ``min(num, n)`` split in two (up) or the pair united (down), scaled by ``num / n``.
+
+    >>> resample(np.cos(np.arange(4) * np.pi / 2), 8).round(6).tolist()
+    [1.0, 0.707107, 0.0, -0.707107, -1.0, -0.707107, 0.0, 0.707107]
+    """
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    n = x.shape[-1]
+    spectrum = np.fft.fft(x) if domain == "time" else x.astype(np.complex128)
+    if window is not None:
+        w = window(np.fft.fftfreq(n)) if callable(window) else np.asarray(window)
+        w = np.fft.fftshift(_periodic_window(window, n)) if isinstance(window, (str, tuple)) else w
+        spectrum = spectrum * w
+    m = min(num, n)
+    out = np.zeros(x.shape[:-1] + (num,), np.complex128)
+    for k in range(-(m // 2), m // 2 + 1):  # the frequencies both lengths hold; k = +-m/2 for an even m below
+        if -m // 2 < k < (m + 1) // 2 or m % 2:
+            out[..., k % num] += spectrum[..., k % n]
+    if m % 2 == 0 and m > 0:  # the bin at frequency m / 2 of the shorter length: two in the longer one
+        if num < n:
+            out[..., m // 2] = spectrum[..., m // 2] + spectrum[..., n - m // 2]
+        elif num > n:
+            out[..., m // 2] = out[..., num - m // 2] = spectrum[..., m // 2] / 2
+        else:
+            out[..., m // 2] = spectrum[..., m // 2]
+    result = np.fft.ifft(out * (num / n))
+    result = result.real if domain == "time" and not np.iscomplexobj(x) else result
+    dtype = np.float32 if x.dtype in (np.float16, np.float32, np.complex64) else np.float64
+    result = result.astype(dtype if np.isrealobj(result) else np.result_type(dtype, np.complex64))
+    result = np.moveaxis(result, -1, axis)
+    return result if t is None else (result, t[0] + (t[1] - t[0]) * (n / num) * np.arange(num))
+
+
+def spectrogram(x, fs=1.0, window=("tukey", 0.25), nperseg=None, noverlap=None, nfft=None, detrend="constant",
+                return_onesided=True, scaling="density", axis=-1, mode="psd") -> tuple:  # fmt: skip
+    """``scipy.signal.spectrogram`` by its definition, one segment at a time: ``(frequencies, times, Sxx)``.
+
+    >>> f, t, s = spectrogram(np.sin(np.arange(64) * np.pi / 2), fs=4.0, nperseg=16)
+    >>> s.shape, t[:2].tolist()
+    ((9, 4), [2.0, 5.5])
+    """
+    single = np.asarray(x).dtype in (np.float16, np.float32)
+    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
+    n = x.shape[-1]
+    nperseg = min(256 if nperseg is None else nperseg, n)
+    win = _periodic_window(window, nperseg)
+    noverlap = nperseg // 8 if noverlap is None else noverlap
+    nfft = nperseg if nfft is None else nfft
+    step = nperseg - noverlap
+    spectra = []
+    for start in range(0, n - nperseg + 1, step):
+        segment = x[..., start : start + nperseg]
+        if detrend == "constant":
+            segment = segment - segment.mean(axis=-1, keepdims=True)
+        spectra.append(np.fft.fft(segment * win, nfft))
+    spectra = np.stack(spectra, axis=-1)  # (..., nfft, segments)
+    scale = 1.0 / (fs * np.sum(win**2)) if scaling == "density" else 1.0 / np.sum(win) ** 2
+    freqs = np.fft.fftfreq(nfft, 1.0 / fs)
+    if return_onesided:
+        spectra, freqs = spectra[..., : nfft // 2 + 1, :], np.fft.rfftfreq(nfft, 1.0 / fs)
+    if mode == "psd":
+        result = np.abs(spectra) ** 2 * scale
+        if return_onesided:
+            result[..., 1 : nfft // 2 + 1 - (nfft % 2 == 0), :] *= 2.0
+    else:
+        result = spectra * np.sqrt(scale)
+        result = {"complex": result, "magnitude": np.abs(result), "angle": np.angle(result)}.get(mode)
+        result = np.unwrap(np.angle(spectra), axis=-2) if mode == "phase" else result
+    times = np.arange(nperseg / 2, n - nperseg / 2 + 1, step) / fs
+    if single:
+        result = result.astype(np.complex64 if np.iscomplexobj(result) else np.float32)
+    return freqs, times, np.moveaxis(result, -2, axis if axis >= 0 else axis - 1)
+
+
+def torch_stft(x, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+               normalized=False, onesided=True, return_complex=True):  # fmt: skip
+    """``torch.stft`` by its definition, one frame at a time: ``(..., bins, frames)``.
+
+    >>> torch_stft(np.ones(16), 8, 4, window=np.hanning(10)[1:-1]).shape
+    (5, 5)
+    """
+    pads = {"reflect": "reflect", "constant": "constant", "replicate": "edge", "circular": "wrap"}
+    x = np.asarray(x)
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if center:
+        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(n_fft // 2, n_fft // 2)], mode=pads[pad_mode])
+    w = np.ones(win_length) if window is None else np.asarray(window)
+    left = (n_fft - win_length) // 2
+    w = np.concatenate([np.zeros(left), w, np.zeros(n_fft - win_length - left)])
+    starts = range(0, x.shape[-1] - n_fft + 1, hop)
+    spectra = np.stack([np.fft.fft(x[..., s : s + n_fft] * w) for s in starts], axis=-1)
+    if onesided:
+        spectra = spectra[..., : n_fft // 2 + 1, :]
+    spectra = spectra / np.sqrt(n_fft) if normalized else spectra
+    spectra = spectra.astype(np.complex64 if x.dtype == np.float32 else np.complex128)
+    return spectra if return_complex else np.stack([spectra.real, spectra.imag], -1)
