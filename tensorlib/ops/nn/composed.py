@@ -37,14 +37,19 @@ def _where(x) -> str:
 
 
 # ------------------------------------------------------------------ space_to_depth and depth_to_space
-def _block(block_size, x, name: str) -> int:
+def _int_at_least(value, least: int, message: str) -> int:
+    """``value`` as an int if it is one (``operator.index``) and at least ``least``; else ValueError(``message``)."""
     try:
-        b = _index(block_size)
+        n = _index(value)
     except TypeError:
-        b = 0
-    if b < 2:
-        raise ValueError(f"{name}: block_size must be an int >= 2, got {block_size!r} {_where(x)}")
-    return b
+        n = least - 1
+    if n < least:
+        raise ValueError(message)
+    return n
+
+
+def _block(block_size, x, name: str) -> int:
+    return _int_at_least(block_size, 2, f"{name}: block_size must be an int >= 2, got {block_size!r} {_where(x)}")
 
 
 def _nhwc(x, data_format, name: str):
@@ -102,13 +107,7 @@ def depth_to_space(input, block_size: int, data_format: str = "NHWC") -> Tensor:
 
 # ------------------------------------------------------------------ PyTorch's pixel_shuffle and pixel_unshuffle
 def _factor(value, what: str, name: str) -> int:
-    try:
-        r = _index(value)
-    except TypeError:
-        r = 0
-    if r < 1:
-        raise ValueError(f"{name}: {what} must be a positive integer, got {value!r}")
-    return r
+    return _int_at_least(value, 1, f"{name}: {what} must be a positive integer, got {value!r}")
 
 
 def _pixel_input(input, factor, data_format: str, name: str, what: str) -> tuple:
