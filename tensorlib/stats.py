@@ -912,7 +912,10 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
             f"batch shapes broadcast (x shape {tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} "
             f"{dtype}, cov shape {tuple(cov.shape)} {dtype})"
         ) from None
-    factor = cholesky(cov)
+    try:
+        factor = cholesky(cov)
+    except np.linalg.LinAlgError as e:
+        raise _not_positive_definite("multivariate_normal.logpdf", e, dtype, x=x, mean=mean, cov=cov) from None
     centered = x - mean
     if cov.ndim == 2 and None not in centered.shape + cov.shape:  # one triangular solve for all the points
         z = solve_triangular(factor, _mT(reshape(centered, (-1, k))), lower=True)
@@ -997,7 +1000,10 @@ def _mvn_cdf(x, mean, cov, *, lower_limit=None) -> Tensor:
     1e-5, deterministic, and differentiable through the estimate (its gradients agree with the closed forms to
     about 1e-4).  ``lower_limit`` (SciPy's, broadcasting to ``x``) gives ``P(lower_limit < X <= x)``,
     the box's corners by inclusion and exclusion: negative where an odd number of components has ``lower_limit >
-    x``, as SciPy's signed integral.
+    x``, as SciPy's signed integral.  A NaN in ``x``, ``mean``, ``cov`` or ``lower_limit`` gives NaN, as SciPy 1.17
+    gives for k = 1 and k > 2 (its k = 2 returns 0 there, which is not copied).  For k > 2 a ``cov`` that is not
+    positive definite is a LinAlgError naming the method and the arguments' shapes and dtype (SciPy: a ValueError);
+    for k <= 2, which need no factor, it gives NaN there.
 
     >>> import tensorlib as tl
     >>> cov = tl.tensor([[1.0, 0.5], [0.5, 1.0]], "float64")
@@ -1059,10 +1065,14 @@ def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
             f"{tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} {dtype}, cov shape {tuple(cov.shape)} {dtype}"
             f"{given})"
         )
+    given = {"x": x, "mean": mean, "cov": cov, **({} if lower is None else {"lower_limit": lower})}
     # one value for every component: broadcast, so that each component can be taken apart
     mean, *bounds = (t + _math_ops.zeros_like(x) if t.ndim == 0 else t for t in (mean, *bounds))
     if k > 2:
-        return _narrowed(_genz_box(bounds[0] - mean, None if lower is None else bounds[1] - mean, cov), dtype)
+        try:
+            return _narrowed(_genz_box(bounds[0] - mean, None if lower is None else bounds[1] - mean, cov), dtype)
+        except np.linalg.LinAlgError as e:  # from the Cholesky factor, the only matrix decomposition there
+            raise _not_positive_definite(where, e, dtype, **given) from None
     if k == 1:
         scale = _math_ops.sqrt(cov[..., 0, 0])
         masses = [_sp.ndtr(_standardized_bound(b[..., 0], mean[..., 0], scale)) for b in bounds]
@@ -1086,6 +1096,14 @@ def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
             + bivariate_normal_cdf(h[1], k_[1], rho)
         )
     return _narrowed(probability, dtype)
+
+
+def _not_positive_definite(where: str, error, dtype, **arguments) -> np.linalg.LinAlgError:
+    """The error for a ``cov`` that is not positive definite in ``multivariate_normal.<method>``, naming it and the
+    arguments' shapes and dtypes (``Cholesky``'s own message named neither).  Under ``tl.function`` the factor is
+    taken when the graph runs, and the error is ``Cholesky``'s."""
+    shapes = ", ".join(f"{name} shape {tuple(t.shape)} {dtype}" for name, t in arguments.items())
+    return np.linalg.LinAlgError(f"{where}: cov is not positive definite ({shapes}); {error}")
 
 
 _GENZ_LATTICE = (16381, 1)  # lattice points (a prime) and random shifts: 2 * 16381 points with the antithetic ones
