@@ -1,5 +1,5 @@
-"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv1DTranspose, Conv2DTranspose, DepthwiseConv2D, pools (1-D,
-2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
+"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv1DTranspose/Conv2DTranspose/Conv3DTranspose, DepthwiseConv2D, pools
+(1-D, 2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
 Flatten, SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, TransformerEncoderLayer,
 TransformerDecoderLayer; Keras' reshaping, merging, preprocessing and noise layers (Reshape, Permute, Add,
 Concatenate, Dot, TimeDistributed, Normalization, AlphaDropout, ...) and PyTorch's Unflatten, PixelShuffle,
@@ -63,6 +63,7 @@ __all__ = [
     "Conv2D",
     "Conv3D",
     "Conv2DTranspose",
+    "Conv3DTranspose",
     "DepthwiseConv2D",
     "MaxPool1D",
     "AvgPool1D",
@@ -740,7 +741,7 @@ class Conv2DTranspose(_Conv):
         name, rank = type(self).__name__, self._rank
         first = self.data_format[1] == "C"
         spatial = tuple(x.shape[2:] if first else x.shape[1:-1])
-        axes = "(width)" if rank == 1 else "(height, width)"
+        axes = {1: "(width)", 2: "(height, width)", 3: "(depth, height, width)"}[rank]
         if None in spatial:
             raise ValueError(
                 f"{name}: the input's spatial sizes {axes} must be known to size the output, got input shape "
@@ -850,6 +851,29 @@ class Conv1DTranspose(Conv2DTranspose):
             data_format="NCHW" if first else "NHWC",
         )
         return _shape.squeeze(y, 2 if first else 1)
+
+
+class Conv3DTranspose(Conv2DTranspose):
+    """Transposed 3-D convolution of ``(batch, depth, height, width, channels)`` volumes (the gradient of a
+    :class:`Conv3D` with respect to its input): Keras' ``Conv3DTranspose`` with explicit sizes,
+    :func:`tl.nn.conv3d_transpose` with the output size computed; ``data_format="NCDHW"``: PyTorch's
+    ``nn.ConvTranspose3d``, whose weight ``(in, out / groups, kd, kh, kw)`` is this ``kernel`` ``(kd, kh, kw,
+    out_channels / groups, in_channels)`` transposed ``(4, 3, 0, 1, 2)``.  Output sizes, ``output_padding``,
+    ``groups`` and explicit ``((front, back), (top, bottom), (left, right))`` padding as :class:`Conv2DTranspose`'s
+    along each of its three axes (PyTorch's ``padding=q`` is ``((q, q),) * 3``).
+
+    >>> import tensorlib as tl
+    >>> up = tl.nn.Conv3DTranspose(4, 2, kernel_size=3, strides=(1, 2, 2), seed=0)
+    >>> up(tl.ones((1, 3, 5, 5, 4))).shape, up.kernel.shape
+    ((1, 3, 10, 10, 2), (3, 3, 3, 2, 4))
+    """
+
+    _rank = 3
+
+    def _transposed(self, x, kernel, shape, padding):
+        return _nn.conv3d_transpose(
+            x, kernel, shape, self.strides, padding, data_format=self.data_format, dilations=self.dilations
+        )
 
 
 def _index_value(value) -> int:

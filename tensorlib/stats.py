@@ -714,8 +714,12 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     dtype, (x, a, loc, scale) = _args("gamma.logpdf", x=x, a=a, loc=loc, scale=scale)
     standard = _standard(x, loc, scale)  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard < _math.inf)  # the density's limit at inf, 0 (SciPy's NaN: inf - inf)
-    z = _math_ops.where(inside, standard, 1.0)
-    logp = gamma_log_density(a, z) - _math_ops.log(scale)
+    zero, standard = _at_zero_end(x, loc, scale, standard)
+    z = _math_ops.where(_all(inside, _math_ops.logical_not(zero)), standard, 1.0)
+    # at x = loc (a log of 0 for a != 1) the power form, whose gradients are the limits (they were NaN for a < 1)
+    edge = _math_ops.where(zero, standard, 1.0)
+    at_zero = _log_power_at_zero(edge, a - 1.0, scale) - edge - _sp.gammaln(a)
+    logp = _math_ops.where(zero, at_zero, gamma_log_density(a, z)) - _math_ops.log(scale)
     return _narrowed(_restrict(logp, inside, _all(a > 0, scale > 0), standard), dtype)
 
 
@@ -738,9 +742,14 @@ def _gamma_tail(name, x, a, loc, scale, upper, log=False) -> Tensor:
     dtype, (x, a, loc, scale) = _args(name, x=x, a=a, loc=loc, scale=scale)
     standard = _standard(x, loc, scale)
     below = standard < 0
+    zero, standard = _at_zero_end(x, loc, scale, standard)
     # nan stays nan; off the support and at inf a stand-in, whose gradients in a are finite (log P(a, 0) was -inf)
     z = _math_ops.where(_math_ops.logical_or(below, _math_ops.equal(standard, _math.inf)), 1.0, standard)
-    if log:  # finite where the tail underflows: gamma.logsf(800, 2.5) is -783.66
+    if log and not upper:  # log P(a, z) ~ a log z - gammaln(a + 1) at x = loc, with that form's gradients
+        at_zero = _log_power_at_zero(_math_ops.where(zero, z, 1.0), a, scale)
+        value = _log_gamma_tail(_math_ops.where(a > 0, a, 1.0), _math_ops.where(zero, 1.0, z), upper)
+        value = _math_ops.where(zero, at_zero, value)
+    elif log:  # finite where the tail underflows: gamma.logsf(800, 2.5) is -783.66
         value = _log_gamma_tail(_math_ops.where(a > 0, a, 1.0), z, upper)
     else:
         value = _sp.gammaincc(a, z) if upper else _sp.gammainc(a, z)
@@ -903,7 +912,10 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
             f"batch shapes broadcast (x shape {tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} "
             f"{dtype}, cov shape {tuple(cov.shape)} {dtype})"
         ) from None
-    factor = cholesky(cov)
+    try:
+        factor = cholesky(cov)
+    except np.linalg.LinAlgError as e:
+        raise _not_positive_definite("multivariate_normal.logpdf", e, dtype, x=x, mean=mean, cov=cov) from None
     centered = x - mean
     if cov.ndim == 2 and None not in centered.shape + cov.shape:  # one triangular solve for all the points
         z = solve_triangular(factor, _mT(reshape(centered, (-1, k))), lower=True)
@@ -988,7 +1000,10 @@ def _mvn_cdf(x, mean, cov, *, lower_limit=None) -> Tensor:
     1e-5, deterministic, and differentiable through the estimate (its gradients agree with the closed forms to
     about 1e-4).  ``lower_limit`` (SciPy's, broadcasting to ``x``) gives ``P(lower_limit < X <= x)``,
     the box's corners by inclusion and exclusion: negative where an odd number of components has ``lower_limit >
-    x``, as SciPy's signed integral.
+    x``, as SciPy's signed integral.  A NaN in ``x``, ``mean``, ``cov`` or ``lower_limit`` gives NaN, as SciPy 1.17
+    gives for k = 1 and k > 2 (its k = 2 returns 0 there, which is not copied).  For k > 2 a ``cov`` that is not
+    positive definite is a LinAlgError naming the method and the arguments' shapes and dtype (SciPy: a ValueError);
+    for k <= 2, which need no factor, it gives NaN there.
 
     >>> import tensorlib as tl
     >>> cov = tl.tensor([[1.0, 0.5], [0.5, 1.0]], "float64")
@@ -1050,10 +1065,14 @@ def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
             f"{tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} {dtype}, cov shape {tuple(cov.shape)} {dtype}"
             f"{given})"
         )
+    given = {"x": x, "mean": mean, "cov": cov, **({} if lower is None else {"lower_limit": lower})}
     # one value for every component: broadcast, so that each component can be taken apart
     mean, *bounds = (t + _math_ops.zeros_like(x) if t.ndim == 0 else t for t in (mean, *bounds))
     if k > 2:
-        return _narrowed(_genz_box(bounds[0] - mean, None if lower is None else bounds[1] - mean, cov), dtype)
+        try:
+            return _narrowed(_genz_box(bounds[0] - mean, None if lower is None else bounds[1] - mean, cov), dtype)
+        except np.linalg.LinAlgError as e:  # from the Cholesky factor, the only matrix decomposition there
+            raise _not_positive_definite(where, e, dtype, **given) from None
     if k == 1:
         scale = _math_ops.sqrt(cov[..., 0, 0])
         masses = [_sp.ndtr(_standardized_bound(b[..., 0], mean[..., 0], scale)) for b in bounds]
@@ -1077,6 +1096,14 @@ def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
             + bivariate_normal_cdf(h[1], k_[1], rho)
         )
     return _narrowed(probability, dtype)
+
+
+def _not_positive_definite(where: str, error, dtype, **arguments) -> np.linalg.LinAlgError:
+    """The error for a ``cov`` that is not positive definite in ``multivariate_normal.<method>``, naming it and the
+    arguments' shapes and dtypes (``Cholesky``'s own message named neither).  Under ``tl.function`` the factor is
+    taken when the graph runs, and the error is ``Cholesky``'s."""
+    shapes = ", ".join(f"{name} shape {tuple(t.shape)} {dtype}" for name, t in arguments.items())
+    return np.linalg.LinAlgError(f"{where}: cov is not positive definite ({shapes}); {error}")
 
 
 _GENZ_LATTICE = (16381, 1)  # lattice points (a prime) and random shifts: 2 * 16381 points with the antithetic ones
@@ -1225,6 +1252,26 @@ def _density_with_ends(density, ends) -> Tensor:
     return density
 
 
+def _at_zero_end(x, loc, scale, z) -> tuple:
+    """``(edge, z)``: where ``z`` is 0 (``x == loc``, the lower end of a support ``[0, ...)``), ``z`` recomputed as ``(x -
+    loc) / scale`` with no derivative in the scale.  That derivative, ``-z / scale``, is 0 there, and times a method's
+    infinite slope in ``z`` (a density like ``z**k`` with ``k < 0``: gamma with a < 1, weibull_min with c < 1) it was
+    0 * inf = NaN, where the limit from inside is 0 (the distribution functions) or comes from ``_log_power_at_zero``."""
+    w = _math_ops.where
+    edge = _math_ops.equal(z, 0.0)
+    return edge, w(edge, (w(edge, x, loc) - loc) / _math_ops.stop_gradient(scale), z)
+
+
+def _log_power_at_zero(z, power, scale) -> Tensor:
+    """``power log z`` at ``z = 0`` (``_at_zero_end``'s), the leading term of a log-density (``power = k``) or a log
+    distribution function (``k + 1``) whose density is ``~ z**k`` there: +-inf (0 for a power 0) with the limits from
+    inside as gradients, in ``x`` and ``loc`` ``+-power / (z scale)``, in the scale ``-power / scale`` (the derivative of
+    ``power log((x - loc) / scale)``; ``-z / scale`` times ``power / z`` was 0 * inf = NaN), in the shapes ``log z``
+    times the power's derivative."""
+    log_scale = _math_ops.log(_finite_or_one(scale))
+    return _sp.xlogy(power, z) + power * (_math_ops.stop_gradient(log_scale) - log_scale)
+
+
 def _family(
     name,
     low,
@@ -1270,6 +1317,9 @@ def _family(
         def run(x, *args, **kwargs):
             dtype, x, loc, scale, params, ok = prepare(method, "x", x, args, kwargs)
             z = _standard(x, loc, scale)
+            zero = None
+            if low == 0.0:
+                zero, z = _at_zero_end(x, loc, scale, z)
             # the ends at +-inf, each formula's limit (they read inf - inf there): the distribution functions' 0 and 1,
             # and the density's 0 (chi2.pdf, weibull_min.pdf (c > 1), gamma.pdf, f.pdf and loggamma.pdf at inf were
             # NaN as in SciPy, whose rayleigh.pdf, norm.pdf and invgamma.pdf there give that limit)
@@ -1280,7 +1330,17 @@ def _family(
             if exp and near_low is not None:
                 edge = _all(inside, _math_ops.equal(z, low))
                 inside = _math_ops.logical_and(inside, _math_ops.logical_not(edge))
+            log_end = zero is not None and near_low is not None and method in ("logpdf", "logcdf")
+            if log_end:  # the power form there, the formula at a stand-in (its slope at 0 met 0 * inf)
+                inside = _math_ops.logical_and(inside, _math_ops.logical_not(zero))
             value = formula(w(inside, z, stand_in), *params)
+            if log_end:
+                zs = w(zero, z, 1.0)  # a stand-in elsewhere: log 0 made the shapes' gradients 0 * inf
+                k, log_rest = near_low(zs, *params)
+                at_end = _log_power_at_zero(zs, k, scale) + log_rest if method == "logpdf" else None
+                if at_end is None:  # log P(Z <= z) ~ (k + 1) log z
+                    at_end = _log_power_at_zero(zs, k + 1.0, scale)
+                value = w(zero, at_end, value)
             if minus_log_scale:
                 value = value - log(scale)
             value = w(under, below, w(over, above, value))
@@ -1367,6 +1427,7 @@ expon = _family(
     _math.inf,
     1.0,
     logpdf=lambda z: -z,
+    near_low=lambda z: (0.0, -z),
     cdf=lambda z: -_math_ops.expm1(-z),
     sf=lambda z: _math_ops.exp(-z),
     logsf=lambda z: -z,
@@ -1743,6 +1804,7 @@ halfnorm = _family(
     _math.inf,
     1.0,
     logpdf=lambda z: 0.5 * _math.log(2.0 / _math.pi) - 0.5 * z * z,
+    near_low=lambda z: (0.0, 0.5 * _math.log(2.0 / _math.pi) - 0.5 * z * z),
     cdf=lambda z: _sp.erf(z / _math.sqrt(2.0)),
     sf=lambda z: _sp.erfc(z / _math.sqrt(2.0)),
     logsf=lambda z: _halfnorm_logsf(z),

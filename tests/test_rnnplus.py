@@ -142,6 +142,10 @@ _CONFIGURED = {
     "Conv2D": (lambda: tl.nn.Conv2D(3, 4, (3, 2), dilations=2, kernel_initializer="he_uniform"), [_f(2, 6, 6, 3)]),
     "Conv3D": (lambda: tl.nn.Conv3D(2, 3, 2), [_f(1, 4, 4, 4, 2)]),
     "Conv2DTranspose": (lambda: tl.nn.Conv2DTranspose(3, 2, 3, strides=2, output_padding=1), [_f(1, 4, 4, 3)]),
+    "Conv3DTranspose": (
+        lambda: tl.nn.Conv3DTranspose(4, 2, (2, 3, 2), (1, 2, 2), "VALID", (0, 1, 1), groups=2, data_format="NCDHW"),
+        [_f(1, 4, 3, 3, 2)],
+    ),
     "DepthwiseConv2D": (lambda: tl.nn.DepthwiseConv2D(3, 3, depth_multiplier=2), [_f(1, 5, 5, 3)]),
     "MaxPool1D": (lambda: tl.nn.MaxPool1D(3, 2, "SAME"), [_f(2, 7, 3)]),
     "AvgPool1D": (lambda: tl.nn.AvgPool1D(2), [_f(2, 6, 3)]),
