@@ -114,3 +114,20 @@ def test_nn_functions_of_integers_and_bools_are_float64_and_not_rounded(name, fn
     for out in (fn(data), tl.function(fn)(data)):
         assert out.dtype == np.float64, (name, dtype, out.dtype)
         np.testing.assert_allclose(out.numpy(), expected, rtol=1e-13, atol=1e-13)
+
+
+# ---------------------------------------------------------------- eager vs traced: linear_transpose
+
+
+def test_linear_transpose_applied_to_a_traced_cotangent_is_eagers():
+    # Its shape/dtype check read the cotangent's value (np.asarray, a getattr default evaluated first), which a
+    # traced tensor does not have: a TypeError under tl.function.
+    a = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    c = np.array([1.0, -2.0, 0.5])
+    f_t = tl.linear_transpose(lambda x: a @ x, tl.TensorSpec((2,), "float64"))
+    np.testing.assert_allclose(f_t(c)[0].numpy(), a.T @ c, rtol=1e-15)
+    np.testing.assert_allclose(tl.function(lambda v: f_t(v)[0])(c).numpy(), a.T @ c, rtol=1e-15)
+    traced_inside = tl.function(lambda x, v: tl.linear_transpose(lambda u: a @ u, x)(v)[0])
+    np.testing.assert_allclose(traced_inside(np.zeros(2), c).numpy(), a.T @ c, rtol=1e-15)
+    with pytest.raises(TypeError, match=r"expected \(float64\[3\]\), got \(float64\[2\]\)"):
+        f_t(np.zeros(2))
