@@ -83,3 +83,51 @@ def test_roots_with_a_trailing_zero_keep_their_gradient_in_numpys_order():
     ref = -(r[:, None] ** np.arange(3, -1, -1)[None, :]) / dp[:, None]
     jac = tl.jacobian(lambda q: tl.real(tl.roots(q)))(tl.tensor(p)).numpy()
     np.testing.assert_allclose(jac, ref, rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- int/bool inputs of float-valued functions
+
+_BIG = 2**24 + 1  # not a float32: a float32 intermediate rounds it to 2**24
+
+INT_TO_FLOAT64 = [
+    ("log1mexp", tl.nn.log1mexp, lambda a: np.log(-np.expm1(-a)), [1, 2, 3, _BIG]),
+    (
+        "sparse_plus",
+        tl.nn.sparse_plus,
+        lambda a: np.where(a <= -1, 0.0, np.where(a >= 1, a, (a + 1) ** 2 / 4)),
+        [-2, 0, 1, _BIG],
+    ),
+    ("sparse_sigmoid", tl.nn.sparse_sigmoid, lambda a: 0.5 * np.clip(a + 1, 0, 2), [-2, 0, 1, _BIG]),
+    ("squareplus", lambda x: tl.nn.squareplus(x, 0.0), lambda a: (a + np.sqrt(a * a)) / 2, [0, 1, 3, _BIG]),
+    ("logmeanexp", tl.nn.logmeanexp, lambda a: a.max() + np.log(np.mean(np.exp(a - a.max()))), [1, 2, 3, _BIG]),
+    ("standardize", tl.nn.standardize, lambda a: (a - a.mean()) / np.sqrt(a.var() + 1e-5), [1, 2, 3, _BIG]),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref,values", INT_TO_FLOAT64, ids=[c[0] for c in INT_TO_FLOAT64])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+def test_nn_functions_of_integers_and_bools_are_float64_and_not_rounded(name, fn, ref, values, dtype):
+    data = np.array(values, np.int64).astype(dtype)
+    if dtype is np.bool_ and name == "log1mexp":
+        data = np.array([True, True])
+    expected = ref(data.astype(np.float64))
+    for out in (fn(data), tl.function(fn)(data)):
+        assert out.dtype == np.float64, (name, dtype, out.dtype)
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-13, atol=1e-13)
+
+
+# ---------------------------------------------------------------- eager vs traced: linear_transpose
+
+
+def test_linear_transpose_applied_to_a_traced_cotangent_is_eagers():
+    # Its shape/dtype check read the cotangent's value (np.asarray, a getattr default evaluated first), which a
+    # traced tensor does not have: a TypeError under tl.function.
+    a = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    c = np.array([1.0, -2.0, 0.5])
+    f_t = tl.linear_transpose(lambda x: a @ x, tl.TensorSpec((2,), "float64"))
+    np.testing.assert_allclose(f_t(c)[0].numpy(), a.T @ c, rtol=1e-15)
+    np.testing.assert_allclose(tl.function(lambda v: f_t(v)[0])(c).numpy(), a.T @ c, rtol=1e-15)
+    traced_inside = tl.function(lambda x, v: tl.linear_transpose(lambda u: a @ u, x)(v)[0])
+    np.testing.assert_allclose(traced_inside(np.zeros(2), c).numpy(), a.T @ c, rtol=1e-15)
+    with pytest.raises(TypeError, match=r"expected \(float64\[3\]\), got \(float64\[2\]\)"):
+        f_t(np.zeros(2))

@@ -258,7 +258,11 @@ _X, _W = np.ones((2, 4, 5, 6, 3)), np.ones((2, 3, 2, 3, 4))
         (lambda: tl.nn.conv3d(_X[0], _W, 1, "SAME"), ValueError, r"^conv3d: input must be 5-D NDHWC"),
         (lambda: tl.nn.conv3d(_X, _W[0], 1, "SAME"), ValueError, r"^conv3d: input must be 5-D .* filters 5-D DHWIO"),
         (lambda: tl.nn.conv3d(_X, _W[:, :, :, :2], 1, "SAME"), ValueError, r"^conv3d: input channels 3 do not match"),
-        (lambda: tl.nn.conv3d(_X.astype(np.int32), _W, 1, "SAME"), TypeError, r"^conv3d: .*floating-point.*int32"),
+        (
+            lambda: tl.nn.conv3d(_X.astype(np.int32), _W.astype(np.int32), 1, "SAME"),
+            TypeError,
+            r"^conv3d: .*floating-point.*int32",
+        ),
         (lambda: tl.nn.conv3d(_X, _W, 1, "SAME", "NHWC"), ValueError, r"^conv3d: data_format must be 'NDHWC' or"),
         (lambda: tl.nn.conv3d(_X, _W, (1, 2), "SAME"), ValueError, r"^conv3d: strides must be .*\(2, 4, 5, 6, 3\)"),
         (lambda: tl.nn.conv3d(_X, _W, (2, 1, 1, 1, 1), "SAME"), ValueError, r"^conv3d: strides must be"),
