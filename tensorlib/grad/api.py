@@ -372,11 +372,9 @@ def linear_transpose(f, *primals):
 
     def f_transpose(cotangent):
         leaves, treedef = tree.flatten(tree.ordered_as(out_def, cotangent))  # dicts pair by key
-        given = [
-            (tuple(getattr(c, "shape", np.shape(c))), dtypes.as_dtype(getattr(c, "dtype", np.asarray(c).dtype)))
-            for c in leaves
-        ]
-        wanted = [(tuple(np.shape(o)), dtypes.as_dtype(getattr(o, "dtype", np.asarray(o).dtype))) for o in out_leaves]
+        # Not getattr(c, "dtype", np.asarray(c).dtype): its default ran first, reading a traced tensor's value.
+        given = [_shape_and_dtype(c) for c in leaves]
+        wanted = [_shape_and_dtype(o) for o in out_leaves]
         if treedef != out_def or given != wanted:
             raise TypeError(
                 "tl.linear_transpose: the cotangent must have f's output structure, shapes and dtypes: expected "
@@ -385,6 +383,15 @@ def linear_transpose(f, *primals):
         return vjp_fn(cotangent)
 
     return f_transpose
+
+
+def _shape_and_dtype(value) -> tuple:
+    """(shape, dtype) of a tensor or array-like, without reading a tensor's value (a traced one has none)."""
+    from .. import dtypes
+
+    if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+        value = np.asarray(value)
+    return tuple(value.shape), dtypes.as_dtype(value.dtype)
 
 
 def _listed(specs) -> str:

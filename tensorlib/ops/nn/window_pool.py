@@ -71,6 +71,18 @@ def tf_padding(padding) -> bool:
     )
 
 
+def torch_ints(padding, rank: int) -> bool:
+    """PyTorch's padding: an int or ``rank`` ints, one pad for both sides of each axis (for one axis, two ints are
+    ``max_pool1d``'s ``(left, right)``)."""
+    if isinstance(padding, (int, np.integer)) and not isinstance(padding, bool):
+        return True
+    return (
+        isinstance(padding, (tuple, list))
+        and len(padding) == rank
+        and all(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in padding)
+    )
+
+
 def explicit_pads(padding, rank: int, name: str):
     """``"VALID"``, ``"SAME"``, or PyTorch's ``p`` / ``(p, ...)`` / ``((left, right), ...)`` -> ``rank`` pairs (one
     axis: ``(left, right)`` too, as ``max_pool1d`` takes it)."""
