@@ -42,3 +42,47 @@ def test_mvn_cdf_of_a_nan_is_nan(k):
     x[0, 0] = np.nan
     got = mvn.cdf(x, 0.0, cov).numpy()
     assert np.isnan(got[0]) and abs(got[1] - 1.0 / (k + 1)) < 1e-5  # the equicorrelated orthant: 1 / (k + 1)
+
+
+# ------------------------------------------------------------------ optimizers: settings that conflict
+def _sgd_step(opt, *variables):
+    opt.apply([tl.tensor(np.ones(v.shape)) for v in variables], list(variables))
+
+
+def test_sgd_nesterov_without_momentum_is_refused_in_a_group_added_later():
+    a, b = tl.Variable([1.0]), tl.Variable([1.0])
+    opt = tl.optimizers.SGD([a], lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match=r"SGD.add_param_group: parameter group 1: nesterov=True needs a positive"):
+        opt.add_param_group({"params": [b], "nesterov": True, "momentum": 0.0})
+    assert len(opt.param_groups) == 1  # nothing added: b can join a valid group
+    opt.add_param_group({"params": [b], "nesterov": True})  # the constructor's momentum 0.9
+    # inherited dampening too: the constructor's 0.3 with a group's nesterov
+    opt = tl.optimizers.SGD([a], lr=0.1, momentum=0.9, dampening=0.3)
+    with pytest.raises(ValueError, match="parameter group 1: nesterov=True needs .* zero dampening"):
+        opt.add_param_group({"params": [b], "nesterov": True})
+    # a group of the constructor's list, and its group 0 overriding the defaults
+    with pytest.raises(ValueError, match="SGD: parameter group 1: nesterov"):
+        tl.optimizers.SGD([{"params": [a]}, {"params": [b], "nesterov": True}], lr=0.1)
+    with pytest.raises(ValueError, match="SGD: parameter group 0: nesterov"):
+        tl.optimizers.SGD([{"params": [a], "momentum": 0.0}], lr=0.1, momentum=0.9, nesterov=True)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_sgd_nesterov_made_invalid_through_param_groups_is_refused_at_the_step(traced):
+    a, b = tl.Variable([1.0]), tl.Variable([2.0])
+    opt = tl.optimizers.SGD([{"params": [a]}, {"params": [b], "momentum": 0.5}], lr=0.1, momentum=0.9, nesterov=True)
+    step = tl.function(lambda: _sgd_step(opt, a, b)) if traced else (lambda: _sgd_step(opt, a, b))
+    step()
+    before = (a.numpy().copy(), b.numpy().copy())
+    opt.param_groups[1]["momentum"] = 0.0
+    with pytest.raises(ValueError, match="SGD.apply: parameter group 1: nesterov=True needs a positive momentum"):
+        step()
+    np.testing.assert_array_equal(a.numpy(), before[0])  # no variable changed
+    np.testing.assert_array_equal(b.numpy(), before[1])
+    opt.param_groups[1]["momentum"] = 0.5
+    opt.param_groups[0]["dampening"] = 0.1
+    with pytest.raises(ValueError, match="parameter group 0: nesterov=True needs .* zero dampening"):
+        step()
+    opt.param_groups[0]["nesterov"] = False
+    step()  # valid again
+    assert not np.array_equal(a.numpy(), before[0])

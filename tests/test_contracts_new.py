@@ -131,3 +131,38 @@ def test_linear_transpose_applied_to_a_traced_cotangent_is_eagers():
     np.testing.assert_allclose(traced_inside(np.zeros(2), c).numpy(), a.T @ c, rtol=1e-15)
     with pytest.raises(TypeError, match=r"expected \(float64\[3\]\), got \(float64\[2\]\)"):
         f_t(np.zeros(2))
+
+
+# ---------------------------------------------------------------- Python ints outside the dtype name the argument
+
+
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (lambda: tl.full_like(np.arange(4, dtype=np.int32), 2**40), r"full_like .*value 1099511627776 does not fit"),
+        (lambda: tl.full_like(np.arange(3), 2**64), r"full_like .*value 18446744073709551616 does not fit in int64"),
+        (lambda: tl.full_like(np.arange(3), -(2**63) - 1), r"full_like .*value -9223372036854775809 does not fit"),
+        (
+            lambda: tl.function(lambda a: tl.full_like(a, 2**64))(np.arange(3)),
+            r"full_like .*value 18446744073709551616 does not fit in int64",
+        ),
+        (
+            lambda: tl.unique(np.arange(4, dtype=np.int32), size=6, fill_value=2**40),
+            r"unique .*fill_value 1099511627776 does not fit in int32",
+        ),
+        (
+            lambda: tl.unique(np.arange(6).reshape(2, 3), size=3, fill_value=2**64, axis=0),
+            r"unique .*fill_value 18446744073709551616 does not fit in int64",
+        ),
+    ],
+)
+def test_a_python_int_fill_outside_the_dtype_is_an_overflow_error_naming_it(make, match):
+    with pytest.raises(OverflowError, match=match):
+        make()
+
+
+def test_fills_that_fit_are_kept_exactly():
+    np.testing.assert_array_equal(
+        tl.full_like(np.arange(2, dtype=np.int32), 2**40, dtype="int64").numpy(), np.full(2, 2**40)
+    )
+    np.testing.assert_array_equal(tl.unique(np.arange(4), size=6, fill_value=2**62).numpy(), [0, 1, 2, 3, 2**62, 2**62])
