@@ -1243,7 +1243,8 @@ def argsort(x, axis: int | None = -1, kind: str | None = None, stable: bool | No
     [1, 2, 0]
     """
     _check_kind(kind, "argsort")
-    x, axis = _flat_or(x, axis, "argsort")
+    # NumPy sorts a 0-d input along axis 0 or -1 as its flattened one: np.argsort(np.array(3.0)) is array([0]).
+    x, axis = _cumulative_flat_or(x, axis, "argsort")
     return apply(_argsort, (x,), {"axis": axis, "stable": bool(stable) or (kind or "")[:1] in ("s", "m")})
 
 

@@ -300,13 +300,14 @@ soft_sign = softsign  # jax.nn's spelling
 
 
 def _float_input(x, who: str) -> Tensor:
-    """``x`` as a float tensor: integers and bools become the default float (as ``jax.nn``'s functions give);
-    complex refused, naming the function."""
+    """``x`` as a float tensor: integers and bools become float64 (DESIGN §6, NumPy's rule for float-valued
+    functions; ``jax.nn`` gives its default float32, which rounds integers past 2**24); complex refused, naming
+    the function."""
     x = as_tensor(x)
     if x.dtype.kind == "c":
         raise TypeError(f"{who}: x must be real, got shape {tuple(x.shape)} {x.dtype}")
     if x.dtype.kind in "biu":
-        x = math_ops.cast(x, _dt.default_float)
+        x = math_ops.cast(x, _dt.float64)
     return x
 
 
