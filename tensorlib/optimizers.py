@@ -1244,12 +1244,30 @@ class Optimizer:
                 with self._using(index):
                     for name, value in given.items():
                         setattr(self, name, value)
+                self._check_conflicts(who, (index,))
             except BaseException:
                 if index:
                     self._groups.pop()
                 raise
             self._groups[index]["params"] = group["params"]
             self._group_of.update({v._id: index for v in group["params"]})
+
+    _conflict = (
+        None  # (values: a group's hyperparameters and flags by name) -> what makes them invalid together, or None
+    )
+
+    def _check_conflicts(self, who: str, indices) -> None:
+        """Refuse settings that are invalid together in the groups ``indices`` (SGD's ``nesterov`` without momentum).
+        The constructor, ``add_param_group`` and every step check them: a setting written into ``param_groups`` or
+        loaded from a checkpoint may make a pair the constructor refuses.  Read from the groups' stored values, not
+        through ``_using`` (a step pays about 1 us a group)."""
+        if self._conflict is None:
+            return
+        for index in indices:
+            values = self.__dict__["_hyper_values"] if index == 0 else self._groups[index]["state"]["_hyper_values"]
+            conflict = self._conflict(values)
+            if conflict:
+                raise ValueError(f"{who}: parameter group {index}: {conflict}")
 
     def _group_params(self, index: int) -> list:
         """Group ``index``'s variables (an implicit group 0: those updated so far that no other group holds)."""
@@ -1595,6 +1613,7 @@ class Optimizer:
                 )
             return
         _check_float(pairs, who)
+        self._check_conflicts(who, range(len(self._groups)))  # before any variable changes
         # Every slot exists (or failed to restore) before any variable changes.
         slots = self._all_slots(pairs, who)
         if not current_state().modes:  # (a traced step's assigns are checked when the graph runs)
@@ -1833,11 +1852,18 @@ class SGD(Optimizer):
         super().__init__(learning_rate, global_clipnorm, clipnorm, clipvalue, maximize)
         self.momentum, self.nesterov, self.weight_decay = momentum, nesterov, weight_decay
         self.dampening = dampening
-        if nesterov and (not self.momentum > 0 or self.dampening != 0):
-            raise ValueError(
-                f"SGD: nesterov=True needs a positive momentum and zero dampening, got momentum={momentum}, "
-                f"dampening={dampening}"
+        conflict = self._conflict(self._hyper_values)
+        if conflict:
+            raise ValueError(f"SGD: {conflict}")
+
+    @staticmethod
+    def _conflict(values: dict) -> str | None:
+        if values["nesterov"] and (not values["momentum"] > 0 or values["dampening"] != 0):
+            return (
+                f"nesterov=True needs a positive momentum and zero dampening, got momentum={values['momentum']}, "
+                f"dampening={values['dampening']}"
             )
+        return None
 
     # The slots follow the arguments as they are now (momentum may be set after the first step, as in a
     # torch.optim param group): Optimizer._slots_for adds the missing ones.

@@ -1,6 +1,7 @@
 """``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
-``sf``, their logs and, where closed forms exist, ``ppf``/``isf``; the counts also ``ppf``, ``isf``, ``median``, ``interval``,
-``mean``, ``var``, ``std``, ``stats`` and some ``entropy``), differentiable in their continuous arguments:
+``sf``, their logs and, where closed forms exist, ``ppf``/``isf``, ``mean``, ``var``, ``std``, ``stats`` and
+``entropy``; the counts also ``ppf``, ``isf``, ``median``, ``interval``, ``mean``, ``var``, ``std``, ``stats`` and some
+``entropy``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
 ``pareto``, ``gennorm``, ``gumbel_r``, ``gumbel_l``, ``lognorm``, ``weibull_min``, ``halfnorm``, ``rayleigh``,
 ``invgamma``, ``f``, ``loggamma``, ``truncnorm``, ``vonmises``, ``wrapcauchy``, ``dirichlet``, ``multivariate_normal``, and the counts
@@ -1561,6 +1562,27 @@ vonmises = _family(
     valid=lambda kappa: kappa >= 0,  # SciPy's: kappa = 0 is the uniform distribution on the circle
     periodic=True,
 )
+
+
+def _wrapcauchy_half_angle(h, c):
+    """wrapcauchy's ``P(Z <= 2 h)`` for ``h`` in [0, pi], ``atan2((1 + c) sin h, (1 - c) cos h) / pi``."""
+    return _elementwise.arctan2((1.0 + c) * _math_ops.sin(h), (1.0 - c) * _math_ops.cos(h)) / _math.pi
+
+
+_PI_LOW = 1.2246467991473532e-16  # pi - float64(pi)
+
+
+def _wrapcauchy_quantile(q, c, sign):
+    """``2 atan2((1 - c) sin(pi q), sign (1 + c) cos(pi q))``: tan(z / 2) = tan(pi q) / cr, the ppf (``sign`` 1) or the isf
+    (-1: ``cos(pi (1 - q)) = -cos(pi q)``, no ``1 - q`` rounded), with ``sin`` and ``cos`` of ``pi min(q, 1 - q)`` (``1 -
+    q`` exact there), so that ``q = 1`` gives the end exactly (``sin(pi)`` is 1.2e-16)."""
+    w = _math_ops.where
+    upper = q > 0.5
+    r = _math.pi * w(upper, 1.0 - q, q)
+    cos = w(upper, -1.0, 1.0) * _math_ops.cos(r)
+    return 2.0 * _elementwise.arctan2((1.0 - c) * _math_ops.sin(r), sign * (1.0 + c) * cos)
+
+
 wrapcauchy = _family(
     "wrapcauchy",
     0.0,
@@ -1569,6 +1591,12 @@ wrapcauchy = _family(
     logpdf=lambda z, c: (
         _math_ops.log1p(-c * c) - _math.log(2 * _math.pi) - _math_ops.log1p(c * c - 2.0 * c * _math_ops.cos(z))
     ),
+    # (1 / pi) atan(cr tan(z / 2)), cr = (1 + c) / (1 - c), as one atan2 over [0, 2 pi] (SciPy's two branches meet
+    # tan's pole at z = pi); the sf from the other end, 2 pi - z (with pi's rounding error), so that it keeps its digits
+    cdf=lambda z, c: _wrapcauchy_half_angle(0.5 * z, c),
+    sf=lambda z, c: _wrapcauchy_half_angle((_math.pi - 0.5 * z) + _PI_LOW, c),
+    ppf=lambda q, c: _wrapcauchy_quantile(q, c, 1.0),
+    isf=lambda q, c: _wrapcauchy_quantile(q, c, -1.0),
     shapes=("c",),
     valid=lambda c: _all(c > 0, c < 1),
 )
@@ -1982,6 +2010,334 @@ loggamma = _family(
     shapes=("c",),
     valid=lambda c: c > 0,
 )
+
+
+# ------------------------------------------------------------------ the shape families' mean, var, std, stats, entropy
+def _defined(condition, formula, params, stand_ins, otherwise) -> Tensor:
+    """``formula(*params)`` where ``condition``, ``otherwise`` (SciPy's inf or NaN for a moment that does not exist)
+    elsewhere, the formula taken at ``stand_ins`` there: its value and slope at the excluded parameters (t.var's ``df /
+    (df - 2)`` at df = 2) are infinite, and 0 * inf would make the gradients NaN."""
+    w = _math_ops.where
+    safe = [w(condition, p, stand_in) for p, stand_in in zip(params, stand_ins)]
+    return w(condition, formula(*safe), otherwise)
+
+
+def _gamma_entropy(a):
+    """SciPy's gamma entropy: ``a + gammaln(a) + (1 - a) digamma(a)`` below a = 250, above its asymptotic series
+    (the terms cancel there)."""
+    large = a >= 250.0
+    regular = _defined(
+        _math_ops.logical_not(large), lambda a: a + _sp.gammaln(a) + (1.0 - a) * _sp.digamma(a), [a], [1.0], 0.0
+    )
+    u = 1.0 / _math_ops.where(large, a, 250.0)
+    series = 0.5 * (1.0 + _LOG_2PI) - 0.5 * _math_ops.log(u) - u / 3.0 - u**2 / 12.0 - u**3 / 90.0 + u**4 / 120.0
+    return _math_ops.where(large, series, regular)
+
+
+def _beta_entropy(a, b):
+    """SciPy's beta entropy: ``betaln(a, b) - (a - 1) psi(a) - (b - 1) psi(b) + (a + b - 2) psi(a + b)``, and SciPy's
+    asymptotic series where ``a``, ``b`` or both are in the millions (the terms cancel there), in SciPy's selection;
+    where none of SciPy's cases applies (SciPy gives 0: beta.entropy(2, 3e7)) the series of the large one(s)."""
+    w = _math_ops.where
+
+    def threshold(v):
+        j = _math_ops.floor(_math_ops.log(v) / _math.log(10.0))
+        d = _math_ops.floor(v / 10.0**j) + 2.0
+        return w(_math_ops.equal(v, 1.0), 1000.0, d * 10.0 ** (7.0 + j))
+
+    a0, b0 = _math_ops.stop_gradient(a), _math_ops.stop_gradient(b)
+    no, either = _math_ops.logical_not, _math_ops.logical_or
+    both = _all(a0 >= 4.96e6, b0 >= 4.96e6)
+    b_large = _all(no(both), a0 <= 4.9e6, b0 - a0 >= 1e6, b0 >= threshold(a0))
+    a_large = _all(no(both), no(b_large), b0 <= 4.9e6, a0 - b0 >= 1e6, a0 >= threshold(b0))
+    regular = _all(no(either(both, either(b_large, a_large))), a0 < 4.9e6, b0 < 4.9e6)
+    # where none of SciPy's cases applies (it gives 0 there: beta.entropy(2, 3e7)) the series of the large ones
+    rest = no(either(either(both, regular), either(b_large, a_large)))
+    both = either(both, _all(rest, a0 >= 4.9e6, b0 >= 4.9e6))
+    rest = _all(rest, no(both))
+    b_large, a_large = either(b_large, _all(rest, b0 >= a0)), either(a_large, _all(rest, b0 < a0))
+
+    def regular_form(a, b):
+        return (
+            _sp.betaln(a, b)
+            - (a - 1.0) * _sp.digamma(a)
+            - (b - 1.0) * _sp.digamma(b)
+            + (a + b - 2.0) * _sp.digamma(a + b)
+        )
+
+    def both_large(a, b):
+        total = a + b
+        log_term = 0.5 * (_LOG_2PI + _math_ops.log(a) + _math_ops.log(b) - 3.0 * _math_ops.log(total) + 1.0)
+        t1 = 110.0 / total + 20.0 * total**-2.0 + total**-3.0 - 2.0 * total**-4.0
+        t2 = -50.0 / a - 10.0 * a**-2.0 - a**-3.0 + a**-4.0
+        t3 = -50.0 / b - 10.0 * b**-2.0 - b**-3.0 + b**-4.0
+        return log_term + (t1 + t2 + t3) / 120.0
+
+    def one_large(a, b):  # b large
+        total = a + b
+        t1 = _sp.gammaln(a) - (a - 1.0) * _sp.digamma(a)
+        t2 = (
+            -1.0 / (2.0 * b)
+            + 1.0 / (12.0 * b)
+            - b**-2.0 / 12.0
+            - b**-3.0 / 120.0
+            + b**-4.0 / 120.0
+            + b**-5.0 / 252.0
+            - b**-6.0 / 252.0
+            + 1.0 / total
+            - 1.0 / (12.0 * total)
+            + total**-2.0 / 6.0
+            + total**-3.0 / 120.0
+            - total**-4.0 / 60.0
+            - total**-5.0 / 252.0
+            + total**-6.0 / 126.0
+        )
+        return t1 + t2 + total * _math_ops.log1p(a / b) + _math_ops.log(b) - 2.0 * _math_ops.log(total)
+
+    value = _defined(regular, regular_form, [a, b], [1.0, 1.0], 0.0)
+    value = w(both, _defined(both, both_large, [a, b], [1e7, 1e7], 0.0), value)
+    value = w(b_large, _defined(b_large, one_large, [a, b], [1.0, 1e8], 0.0), value)
+    return w(a_large, _defined(a_large, lambda a, b: one_large(b, a), [a, b], [1e8, 1.0], 0.0), value)
+
+
+def _beta_moments(a, b):
+    """SciPy's beta mean, variance, skewness and excess kurtosis."""
+    total = a + b
+    variance = a * b / (total * total * (total + 1.0))
+    skew = 2.0 * (b - a) * _math_ops.sqrt(total + 1.0) / ((total + 2.0) * _math_ops.sqrt(a * b))
+    kurt = 6.0 * ((a - b) ** 2 * (total + 1.0) - a * b * (total + 2.0)) / (a * b * (total + 2.0) * (total + 3.0))
+    return a / total, variance, skew, kurt
+
+
+def _t_moments(df):
+    """SciPy's t moments: mean 0 for df > 1 (inf below), variance df / (df - 2) for df > 2, inf in (1, 2], NaN below;
+    skewness 0 for df > 3 (NaN below); excess kurtosis 6 / (df - 4) for df > 4, inf in (2, 4], NaN below; the
+    normal's at df = inf."""
+    w = _math_ops.where
+    finite = df < _math.inf
+    mean = w(df > 1.0, 0.0, _math.inf)
+    variance = _defined(_all(df > 2.0, finite), lambda d: d / (d - 2.0), [df], [3.0], 0.0)
+    variance = w(_all(df > 1.0, df <= 2.0), _math.inf, w(df > 2.0, w(finite, variance, 1.0), _math.nan))
+    skew = w(df > 3.0, 0.0, _math.nan)
+    kurt = _defined(_all(df > 4.0, finite), lambda d: 6.0 / (d - 4.0), [df], [5.0], 0.0)
+    kurt = w(_all(df > 2.0, df <= 4.0), _math.inf, w(df > 4.0, w(finite, kurt, 0.0), _math.nan))
+    return mean, variance, skew, kurt
+
+
+def _t_entropy(df):
+    """SciPy's t entropy: ``(df + 1) / 2 (psi((df + 1) / 2) - psi(df / 2)) + log(sqrt(df) B(df / 2, 1 / 2))`` below
+    df = 100, its asymptotic series from there, the normal's at df = inf."""
+    w = _math_ops.where
+    normal = 0.5 * (_LOG_2PI + 1.0)
+    small = df < 100.0
+
+    def regular(d):
+        half1 = 0.5 * (d + 1.0)
+        return half1 * (_sp.digamma(half1) - _sp.digamma(0.5 * d)) + 0.5 * _math_ops.log(d) + _sp.betaln(0.5 * d, 0.5)
+
+    u = 1.0 / w(small, 100.0, df)  # 0 at df = inf: the normal's
+    series = normal + u + u**2 / 4.0 - u**3 / 6.0 - u**4 / 8.0 + 0.3 * u**5 + u**6 / 4.0
+    return w(small, _defined(small, regular, [df], [1.0], 0.0), series)
+
+
+def _chi2_entropy(df):
+    """SciPy's chi2 entropy, its asymptotic series from df / 2 = 125."""
+    half = 0.5 * df
+    small = half < 125.0
+    regular = _defined(
+        small, lambda h: h + _math.log(2.0) + _sp.gammaln(h) + (1.0 - h) * _sp.digamma(h), [half], [1.0], 0.0
+    )
+    h = 0.5 / _math_ops.where(small, 125.0, half)
+    series = h * (-2.0 / 3.0 + h * (-1.0 / 3.0 + h * (-4.0 / 45.0 + h / 7.5))) + 0.5 * _math_ops.log(
+        _math_ops.where(small, 125.0, half)
+    )
+    return _math_ops.where(small, regular, series + _math.log(2.0) + 0.5 * (1.0 + _LOG_2PI))
+
+
+def _f_moments(dfn, dfd):
+    """SciPy's F moments: the mean for dfd > 2, the variance for dfd > 4 (inf below), the skewness for dfd > 6 and the
+    excess kurtosis for dfd > 8 (NaN below)."""
+    mean = _defined(dfd > 2.0, lambda v2: v2 / (v2 - 2.0), [dfd], [3.0], _math.inf)
+    variance = _defined(
+        dfd > 4.0,
+        lambda v1, v2: 2.0 * v2 * v2 * (v1 + v2 - 2.0) / (v1 * (v2 - 2.0) ** 2 * (v2 - 4.0)),
+        [dfn, dfd],
+        [1.0, 5.0],
+        _math.inf,
+    )
+
+    def skewness(v1, v2):
+        return (
+            _math.sqrt(8.0) * (2.0 * v1 + v2 - 2.0) / (v2 - 6.0) * _math_ops.sqrt((v2 - 4.0) / (v1 * (v1 + v2 - 2.0)))
+        )
+
+    skew = _defined(dfd > 6.0, skewness, [dfn, dfd], [1.0, 7.0], _math.nan)
+    kurt = _defined(
+        dfd > 8.0,
+        lambda v1, v2: 1.5 * (8.0 + skewness(v1, v2) ** 2 * (v2 - 6.0)) / (v2 - 8.0),
+        [dfn, dfd],
+        [1.0, 9.0],
+        _math.nan,
+    )
+    return mean, variance, skew, kurt
+
+
+def _f_entropy(dfn, dfd):
+    half_n, half_d = 0.5 * dfn, 0.5 * dfd
+    half_sum = half_n + half_d
+    return (
+        _math_ops.log(dfd)
+        - _math_ops.log(dfn)
+        + _sp.betaln(half_n, half_d)
+        + (1.0 - half_n) * _sp.digamma(half_n)
+        - (1.0 + half_d) * _sp.digamma(half_d)
+        + half_sum * _sp.digamma(half_sum)
+    )
+
+
+def _lognorm_moments(s):
+    """SciPy's lognorm moments, with ``p - 1 = expm1(s**2)`` (exact for a small ``s``)."""
+    s2 = s * s
+    p, p1 = _math_ops.exp(s2), _math_ops.expm1(s2)
+    return _math_ops.exp(0.5 * s2), p * p1, _math_ops.sqrt(p1) * (2.0 + p), (((p + 2.0) * p + 3.0) * p) * p - 6.0
+
+
+def _central_moments(raw):
+    """Mean, variance, skewness and excess kurtosis from the raw moments ``E X**n``, n = 1..4."""
+    m1, m2, m3, m4 = raw
+    variance = m2 - m1 * m1
+    third = m3 - 3.0 * m1 * m2 + 2.0 * m1**3
+    fourth = m4 - 4.0 * m1 * m3 + 6.0 * m1 * m1 * m2 - 3.0 * m1**4
+    return m1, variance, third / variance**1.5, fourth / (variance * variance) - 3.0
+
+
+def _weibull_moments(c):
+    """weibull_min's moments from its raw ones ``Gamma(1 + n / c)`` (SciPy's, by its generic conversion)."""
+    return _central_moments([_math_ops.exp(_sp.gammaln(1.0 + n / c)) for n in (1.0, 2.0, 3.0, 4.0)])
+
+
+def _gennorm_moments(beta):
+    c1, c3, c5 = (_sp.gammaln(n / beta) for n in (1.0, 3.0, 5.0))
+    return 0.0, _math_ops.exp(c3 - c1), 0.0, _math_ops.exp(c5 + c1 - 2.0 * c3) - 3.0
+
+
+def _loggamma_moments(c):
+    variance = _sp.polygamma(1, c)
+    return _sp.digamma(c), variance, _sp.polygamma(2, c) / variance**1.5, _sp.polygamma(3, c) / (variance * variance)
+
+
+def _loggamma_entropy(c):
+    """SciPy's loggamma entropy, ``gammaln(c) - c psi(c) + c``, its asymptotic series from c = 45."""
+    large = c >= 45.0
+    regular = _defined(_math_ops.logical_not(large), lambda c: _sp.gammaln(c) - c * _sp.digamma(c) + c, [c], [1.0], 0.0)
+    u = 1.0 / _math_ops.where(large, c, 45.0)
+    series = 0.5 * (_LOG_2PI + 1.0) + 0.5 * _math_ops.log(u) + u / 6.0 - u**3 / 90.0 + u**5 / 210.0
+    return _math_ops.where(large, series, regular)
+
+
+def _pareto_moments(b):
+    """SciPy's pareto moments: mean for b > 1 and variance for b > 2 (inf below), skewness for b > 3 and excess
+    kurtosis for b > 4 (NaN below)."""
+    return (
+        _defined(b > 1.0, lambda b: b / (b - 1.0), [b], [2.0], _math.inf),
+        _defined(b > 2.0, lambda b: b / (b - 2.0) / (b - 1.0) ** 2, [b], [3.0], _math.inf),
+        _defined(
+            b > 3.0,
+            lambda b: 2.0 * (b + 1.0) * _math_ops.sqrt(b - 2.0) / ((b - 3.0) * _math_ops.sqrt(b)),
+            [b],
+            [4.0],
+            _math.nan,
+        ),
+        _defined(
+            b > 4.0,
+            lambda b: 6.0 * (((b + 1.0) * b - 6.0) * b - 2.0) / (((b - 7.0) * b + 12.0) * b),
+            [b],
+            [5.0],
+            _math.nan,
+        ),
+    )
+
+
+def _invgamma_moments(a):
+    """SciPy's invgamma moments: mean for a > 1 and variance for a > 2 (inf below), skewness for a > 3 and excess
+    kurtosis for a > 4 (NaN below)."""
+    return (
+        _defined(a > 1.0, lambda a: 1.0 / (a - 1.0), [a], [2.0], _math.inf),
+        _defined(a > 2.0, lambda a: 1.0 / (a - 1.0) ** 2 / (a - 2.0), [a], [3.0], _math.inf),
+        _defined(a > 3.0, lambda a: 4.0 * _math_ops.sqrt(a - 2.0) / (a - 3.0), [a], [4.0], _math.nan),
+        _defined(a > 4.0, lambda a: 6.0 * (5.0 * a - 11.0) / (a - 3.0) / (a - 4.0), [a], [5.0], _math.nan),
+    )
+
+
+def _invgamma_entropy(a):
+    """SciPy's invgamma entropy, ``a - (a + 1) psi(a) + gammaln(a)``, its asymptotic series from a = 200."""
+    large = a >= 200.0
+    regular = _defined(
+        _math_ops.logical_not(large),
+        lambda a: a - (a + 1.0) * _sp.digamma(a) + _sp.gammaln(a),
+        [a],
+        [1.0],
+        0.0,
+    )
+    u = 1.0 / _math_ops.where(large, a, 200.0)
+    series = (1.0 + 3.0 * _math_ops.log(u) + _LOG_2PI) / 2.0 + 2.0 / 3.0 * u + u**2 / 12.0 - u**3 / 90.0 - u**4 / 120.0
+    return _math_ops.where(large, series, regular)
+
+
+def _positive_shapes(*shapes):
+    return _all(*(v > 0 for v in shapes)) if len(shapes) > 1 else shapes[0] > 0
+
+
+for _namespace, _name, _shapes, _valid, _moments, _entropy in (
+    (gamma, "gamma", ("a",), _positive_shapes, lambda a: (a, a, 2.0 / _math_ops.sqrt(a), 6.0 / a), _gamma_entropy),
+    (beta, "beta", ("a", "b"), _positive_shapes, _beta_moments, _beta_entropy),
+    (t, "t", ("df",), _positive_shapes, _t_moments, _t_entropy),
+    (
+        chi2,
+        "chi2",
+        ("df",),
+        _positive_shapes,
+        lambda df: (df, 2.0 * df, 2.0 * _math_ops.sqrt(2.0 / df), 12.0 / df),
+        _chi2_entropy,
+    ),
+    (
+        f,
+        "f",
+        ("dfn", "dfd"),
+        lambda dfn, dfd: _all(dfn > 0, dfd > 0, dfn < _math.inf, dfd < _math.inf),
+        _f_moments,
+        _f_entropy,
+    ),
+    (
+        lognorm,
+        "lognorm",
+        ("s",),
+        _positive_shapes,
+        _lognorm_moments,
+        lambda s: 0.5 * (1.0 + _LOG_2PI) + _math_ops.log(s),
+    ),
+    (
+        weibull_min,
+        "weibull_min",
+        ("c",),
+        _positive_shapes,
+        _weibull_moments,
+        lambda c: -_EULER / c - _math_ops.log(c) + _EULER + 1.0,
+    ),
+    (
+        gennorm,
+        "gennorm",
+        ("beta",),
+        _positive_shapes,
+        _gennorm_moments,
+        lambda beta: 1.0 / beta - _math_ops.log(0.5 * beta) + _sp.gammaln(1.0 / beta),
+    ),
+    (loggamma, "loggamma", ("c",), _positive_shapes, _loggamma_moments, _loggamma_entropy),
+    (pareto, "pareto", ("b",), _positive_shapes, _pareto_moments, lambda b: 1.0 + 1.0 / b - _math_ops.log(b)),
+    (invgamma, "invgamma", ("a",), _positive_shapes, _invgamma_moments, _invgamma_entropy),
+):
+    vars(_namespace).update(_summaries(_name, _shapes, _valid, _moments, _entropy, scaled=True))
+del _namespace, _name, _shapes, _valid, _moments, _entropy
 
 
 # ------------------------------------------------------------------ truncnorm

@@ -96,3 +96,138 @@ def test_max_unpool_traced_refuses_an_index_outside_its_row():
         f.get_graph(tl.TensorSpec((None, 1, 2), tl.float64), tl.TensorSpec((None, 1, 2), tl.int64))(v, i)
     with pytest.raises(ValueError, match=r"^max_unpool: indices must lie in \[0, 4\)"):
         tl.nn.max_unpool(v, i, 2, data_format="NCW")
+
+
+# ------------------------------------------------------------------ the LPPool, MaxUnpool and FractionalMaxPool layers
+def _lp_ref(x, p, k, s):
+    """PyTorch's LPPool2d of an NCHW array (no ceil mode): each window's (sum of x ** p) ** (1 / p)."""
+    oh, ow = (x.shape[2] - k) // s + 1, (x.shape[3] - k) // s + 1
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            out[:, :, i, j] = (x[:, :, i * s : i * s + k, j * s : j * s + k] ** p).sum((2, 3)) ** (1 / p)
+    return out
+
+
+def test_lp_pool_layers_give_the_windows_p_norm_and_round_trip_their_config():
+    x = np.abs(RNG.standard_normal((2, 3, 7, 7))) + 0.1
+    layer = tl.nn.LPPool2D(3, 3, 2, data_format="NCHW")
+    np.testing.assert_allclose(layer(x).numpy(), _lp_ref(x, 3, 3, 2), rtol=1e-13)
+    nhwc = tl.nn.LPPool2D(3, 3, 2)(x.transpose(0, 2, 3, 1)).numpy()
+    np.testing.assert_allclose(nhwc, _lp_ref(x, 3, 3, 2).transpose(0, 2, 3, 1), rtol=1e-13)
+    row = x[:, :, 0]
+    want = np.sqrt(row[..., 0:6:2] ** 2 + row[..., 1:7:2] ** 2)
+    np.testing.assert_allclose(tl.nn.LPPool1D(2, 2, data_format="NCW")(row).numpy(), want, rtol=1e-13)
+    copy = tl.nn.LPPool2D.from_config(json.loads(json.dumps(layer.get_config())))
+    np.testing.assert_array_equal(copy(x).numpy(), layer(x).numpy())
+    assert repr(copy) == repr(layer) == "LPPool2D(norm_type=3.0, ksize=3, strides=2, data_format='NCHW')"
+    with pytest.raises(ValueError, match=r"^LPPool3D: norm_type must be a finite nonzero number, got 0"):
+        tl.nn.LPPool3D(0, 2)
+    with pytest.raises(ValueError, match=r"^LPPool1D: input must be 3-D NWC"):
+        tl.nn.LPPool1D(2, 2)(x)
+    torch = pytest.importorskip("torch")
+    want = torch.nn.LPPool2d(3, 3, 2)(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(layer(x).numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_max_unpool_layers_invert_the_pool_layers(data_format):
+    x = RNG.standard_normal((2, 3, 6, 4))
+    pool = tl.nn.MaxPool2D(2, data_format="NCHW", return_indices=True)
+    values, indices = (a.numpy() for a in pool(x))
+    want = _unpool_ref(values, indices, (7, 5))
+    if data_format == "NHWC":
+        values, indices, want = (a.transpose(0, 2, 3, 1) for a in (values, indices, want))
+    layer = tl.nn.MaxUnpool2D(2, data_format=data_format)
+    np.testing.assert_array_equal(layer(values, indices, output_size=(7, 5)).numpy(), want)
+    copy = tl.nn.MaxUnpool2D.from_config(json.loads(json.dumps(layer.get_config())))
+    np.testing.assert_array_equal(copy(values, indices, (7, 5)).numpy(), want)
+    torch = pytest.importorskip("torch")
+    if data_format == "NCHW":
+        t = torch.nn.MaxUnpool2d(2)(torch.tensor(values), torch.tensor(indices), output_size=(7, 5))
+        np.testing.assert_array_equal(layer(values, indices, output_size=(7, 5)).numpy(), t.numpy())
+
+
+def test_max_unpool_1d_and_3d_layers_with_stride_and_padding():
+    x = RNG.standard_normal((2, 3, 9))
+    values, indices = tl.nn.max_pool1d(x, 3, 2, 1, "NCW", return_indices=True)
+    got = tl.nn.MaxUnpool1D(3, 2, 1, data_format="NCW")(values, indices).numpy()
+    np.testing.assert_array_equal(got, _unpool_ref(values.numpy(), indices.numpy(), (9,)))
+    v3 = RNG.standard_normal((1, 2, 2, 2, 2))
+    i3 = RNG.integers(0, 64, size=v3.shape)
+    np.testing.assert_array_equal(
+        tl.nn.MaxUnpool3D(2, data_format="NCDHW")(v3, i3).numpy(), _unpool_ref(v3, i3, (4, 4, 4))
+    )
+
+
+def test_fractional_max_pool_layer_takes_given_samples_and_draws_its_own():
+    from tensorlib.testing.op_db_nnmore import _fractional_ref
+
+    x = RNG.standard_normal((2, 3, 9, 8))
+    samples = RNG.uniform(size=(2, 3, 2))
+    layer = tl.nn.FractionalMaxPool2D((3, 2), (4, 5), data_format="NCHW")
+    want = _fractional_ref(x, (3, 2), (4, 5), None, False, samples, "NCHW")
+    np.testing.assert_array_equal(layer(x, samples).numpy(), want)
+    nhwc = tl.nn.FractionalMaxPool2D((3, 2), (4, 5), return_indices=True)(x.transpose(0, 2, 3, 1), samples)
+    np.testing.assert_array_equal(nhwc[0].numpy(), want.transpose(0, 2, 3, 1))
+    flat = x.reshape(2, 3, -1)
+    picked = np.take_along_axis(flat, nhwc[1].numpy().transpose(0, 3, 1, 2).reshape(2, 3, -1), 2)
+    np.testing.assert_array_equal(picked.reshape(want.shape), want)
+    drawn = tl.nn.FractionalMaxPool2D(2, output_ratio=0.5)(x.transpose(0, 2, 3, 1)).numpy()
+    assert drawn.shape == (2, 4, 4, 3)
+    copy = tl.nn.FractionalMaxPool2D.from_config(json.loads(json.dumps(layer.get_config())))
+    np.testing.assert_array_equal(copy(x, samples).numpy(), want)
+    with pytest.raises(ValueError, match=r"^FractionalMaxPool2D: give exactly one of output_size and output_ratio"):
+        tl.nn.FractionalMaxPool2D(2)
+    torch = pytest.importorskip("torch")
+    t = torch.nn.FractionalMaxPool2d((3, 2), (4, 5), _random_samples=torch.tensor(samples))(torch.tensor(x))
+    np.testing.assert_array_equal(layer(x, samples).numpy(), t.numpy())
+
+
+# ------------------------------------------------------------------ unfold and fold of unbatched inputs (PyTorch's)
+def _windows(shape, k, d, p, s):
+    """Each (row of the columns, column, cell of the padded image) of PyTorch's unfold of an NCHW ``shape``."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = k, d, p, s
+    height, width = shape[2] + 2 * ph, shape[3] + 2 * pw
+    oh, ow = (height - dh * (kh - 1) - 1) // sh + 1, (width - dw * (kw - 1) - 1) // sw + 1
+    for c in range(shape[1]):
+        for i in range(kh):
+            for j in range(kw):
+                for r in range(oh):
+                    for q in range(ow):
+                        yield (c * kh + i) * kw + j, r * ow + q, (c, r * sh + i * dh, q * sw + j * dw)
+
+
+def _im2col_ref(x, k, d, p, s):
+    padded = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    cells = list(_windows(x.shape, k, d, p, s))
+    out = np.zeros((x.shape[0], max(c[0] for c in cells) + 1, max(c[1] for c in cells) + 1))
+    for row, column, (c, h, w) in cells:
+        out[:, row, column] = padded[:, c, h, w]
+    return out
+
+
+def _col2im_ref(cols, shape, k, d, p, s):
+    padded = np.zeros((shape[0], shape[1], shape[2] + 2 * p[0], shape[3] + 2 * p[1]))
+    for row, column, (c, h, w) in _windows(shape, k, d, p, s):
+        padded[:, c, h, w] += cols[:, row, column]
+    return padded[:, :, p[0] : p[0] + shape[2], p[1] : p[1] + shape[3]]
+
+
+def test_unfold_and_fold_take_unbatched_inputs_as_torch_does():
+    x = RNG.standard_normal((3, 6, 7))
+    geometry = ((2, 3), (2, 1), (1, 1), (1, 2))
+    cols = tl.nn.unfold(x, (2, 3), (2, 1), 1, (1, 2))
+    want = _im2col_ref(x[None], *geometry)[0]
+    np.testing.assert_array_equal(cols.numpy(), want)
+    w = RNG.standard_normal(want.shape)
+    grad = tl.grad(lambda a: tl.sum(tl.nn.unfold(a, (2, 3), (2, 1), 1, (1, 2)) * w))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(grad, _col2im_ref(w[None], (1, 3, 6, 7), *geometry)[0], rtol=1e-14)
+    image = tl.nn.fold(w, (6, 7), (2, 3), (2, 1), 1, (1, 2)).numpy()
+    np.testing.assert_allclose(image, _col2im_ref(w[None], (1, 3, 6, 7), *geometry)[0], rtol=1e-14)
+    with pytest.raises(ValueError, match=r"^unfold: input must be 4-D \(N, C, H, W\) with known C, H, W, or 3-D"):
+        tl.nn.unfold(np.ones((4, 4)), 2)
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    np.testing.assert_array_equal(cols.numpy(), F.unfold(torch.tensor(x), (2, 3), (2, 1), 1, (1, 2)).numpy())
+    np.testing.assert_allclose(image, F.fold(torch.tensor(w), (6, 7), (2, 3), (2, 1), 1, (1, 2)).numpy(), rtol=1e-14)

@@ -7,14 +7,16 @@ import copy
 import functools
 import inspect
 import threading
+import weakref
 
 import numpy as np
 
 from .. import dispatch
 from ..ops.math import identity, zeros_like
 from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_gradient, as before)
+from ..ops import registry as registry_ops
 from ..ops.registry import defop, spec
-from ..tensor import Tensor
+from ..tensor import Tensor, make
 from . import registry
 from .registry import Refused, once_per_pass
 from .backprop import rule_site
@@ -658,17 +660,22 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
 
     JAX's keywords are taken, so its code runs unchanged: ``static_argnums`` (positions whose values are
     Python values, checked hashable as in JAX; every non-tensor argument is static here anyway),
-    ``prevent_cse`` (a bool) and ``policy`` (a ``jax.checkpoint_policies``-style callable, or None): nothing
-    is saved whatever the policy says (JAX's ``nothing_saveable``), so values and gradients are the same
-    and only the memory it would have kept differs.  ``tl.remat(static_argnums=1)`` with no ``f`` is a
-    decorator.
+    ``prevent_cse`` (a bool) and ``policy``: which op results the forward pass keeps, so that the backward
+    pass's run of ``f`` takes them instead of running those ops again (their kernels do not run; the ops
+    between them do).  ``policy`` is one of :mod:`tl.checkpoint_policies <tensorlib.grad.checkpoint_policies>`
+    (``dots_saveable``, ``save_only_these_names("h")`` with :func:`tl.checkpoint_name
+    <tensorlib.grad.checkpoint_policies.checkpoint_name>`, ...) or a function ``policy(op_type, inputs, attrs)
+    -> bool`` asked per op (JAX passes the primitive and its params); None keeps nothing (JAX's
+    ``nothing_saveable``) and ``everything_saveable`` keeps all, as without remat.  Values and gradients are the
+    same whatever the policy; only what is kept and what runs again differ.  ``tl.remat(static_argnums=1)``
+    with no ``f`` is a decorator.
 
     Random draws repeat: the recomputation starts the global generator where the forward pass
     started it, and seeded ops draw the same numbers anyway.  A draw that cannot be repeated (from a
     ``tl.random.Generator`` object) or any other state that changed between the two runs makes
     the recomputed outputs differ from the forward ones, and that is a RuntimeError naming ``f``,
-    never a gradient of other values.  Under ``tl.function`` ``f`` runs as it is: the graph's memory
-    plan frees what the gradient does not read.  Under nested or persistent tapes ``f``'s own ops are
+    never a gradient of other values.  Under ``tl.function`` ``f`` runs as it is, whatever the policy: the
+    graph's memory plan frees what the gradient does not read.  Under nested or persistent tapes ``f``'s own ops are
     recorded too (as for any custom_gradient that may be differentiated again), so the memory is
     saved under one non-persistent tape (``tl.grad``, ``tl.value_and_grad``).
 
@@ -686,13 +693,18 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
         return lambda fn: remat(fn, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
     name = getattr(f, "__qualname__", repr(f))
     static = _remat_options(f, name, prevent_cse, policy, static_argnums)
+    from . import checkpoint_policies
+
+    if policy is checkpoint_policies.nothing_saveable:
+        policy = None
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         for i in static:
             _hashable_static(name, args, i)
         st = dispatch.current_state()
-        if st.modes or not st.tapes:  # traced: the graph keeps what it keeps; nothing records: nothing to save
+        # Traced: the graph keeps what it keeps; nothing records: nothing to save; everything kept: nothing to redo.
+        if st.modes or not st.tapes or policy is checkpoint_policies.everything_saveable:
             return f(*args, **kwargs)
         leaves, treedef = tree.flatten((args, kwargs))
         where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
@@ -707,7 +719,8 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
         start = _global_random_state()
 
         def rematerialized(*tensors):
-            with dispatch.assigns_logged() as assigned:
+            kept = None if policy is None else _Kept(policy, name)
+            with dispatch.assigns_logged() as assigned, _observing(kept):
                 y = call(tensors)
 
             def grad_fn(*out_grads, variables=None):
@@ -718,7 +731,8 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
                         # Fresh tensors: the same tensor given twice gets a gradient per place, summed by the engine.
                         fresh = [identity(t) for t in tensors]
                         tape.watch(fresh + variables)
-                        again = tree.leaves(call(fresh))
+                        with _observing(kept and kept.replaying_from_start()):
+                            again = tree.leaves(call(fresh))
                 _check_recomputed(name, tree.leaves(y), again)
                 # Integer and bool tensors (indices, masks) get no gradient.
                 sources = [t for t in fresh if t.dtype.kind in "fc"] + variables
@@ -732,6 +746,80 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
         return _with_gradient(rematerialized, closures_as_variables=True)(*[leaves[i] for i in where])
 
     return wrapper
+
+
+class _Kept:
+    """The results a ``tl.remat`` policy keeps, an observer of the ops ``f`` runs: in the forward pass
+    (``on_op``) it counts them and keeps the results of those the policy names; in the backward pass's run
+    (``replaying``) it counts them again and gives the kept results instead of running their kernels
+    (``replayed``, asked by dispatch before a kernel runs while observers are active).  Random ops are never
+    kept: the recomputation repeats the forward pass's draws in their order."""
+
+    def __init__(self, policy, name):
+        self.policy, self.name = policy, name
+        self.results: dict = {}  # the op's position in the run -> (its type, its outputs)
+        self.made: dict = {}  # the _id of a result not kept -> (its op's position, type, several?, weak references)
+        self.count = 0
+        self.replaying = False
+
+    def replaying_from_start(self):
+        """Itself, set to give its results from the run's first op on (each run of ``grad_fn``)."""
+        self.replaying, self.count = True, 0
+        return self
+
+    def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
+        if mode != "eager" or self.replaying:  # a tl.function's nodes run again whole
+            return
+        k, self.count = self.count, self.count + 1
+        many = outputs if outputs.__class__ is tuple else (outputs,)
+        if op.stateful or not self.policy(op.name, tuple(inputs), dict(attrs)):
+            for o in many:
+                self.made[o._id] = (k, op.name, outputs.__class__ is tuple, [weakref.ref(p) for p in many])
+            return
+        self.results[k] = (op.name, outputs)
+        # A named value is kept with the op that made it (``checkpoint_name(x @ w, "h")`` keeps the product:
+        # naming it is asking not to compute it again); the same arrays, no more memory.
+        made = self.made.get(inputs[0]._id) if op.name == "CheckpointName" else None
+        if made is not None:
+            j, op_type, multi, refs = made
+            alive = [r() for r in refs]
+            if None not in alive and not getattr(registry_ops.get(op_type), "stateful", True):
+                self.results[j] = (op_type, tuple(alive) if multi else alive[0])
+
+    def replayed(self, op, inputs, attrs, specs):
+        if not self.replaying:
+            return None
+        k, self.count = self.count, self.count + 1
+        found = self.results.get(k)
+        if found is None:
+            return None
+        op_type, outputs = found
+        many = outputs if outputs.__class__ is tuple else (outputs,)
+        wanted = specs if specs.__class__ is tuple else (specs,)
+        if op_type != op.name or [o.shape for o in many] != [tuple(s.shape) for s in wanted]:
+            raise RuntimeError(
+                f"tl.remat: running {self.name} again for its gradient ran another op at step {k} ({op.name} of "
+                f"{[tuple(s.shape) for s in wanted]}) than the forward pass ({op_type} of {[o.shape for o in many]}): "
+                "it reads state that changed in between, or its Python control flow depends on more than its "
+                "arguments"
+            )
+        # New tensors of the same values (values are immutable): the recomputation's tape records them as this op's.
+        fresh = tuple(make(o._value, o.backend, o.shape, o.dtype) for o in many)
+        return fresh if outputs.__class__ is tuple else fresh[0]
+
+
+@contextlib.contextmanager
+def _observing(observer):
+    """``observer`` (None: nothing) among this thread's observers in the block."""
+    if observer is None:
+        yield
+        return
+    observers = dispatch.local_state().observers
+    observers.append(observer)
+    try:
+        yield
+    finally:
+        observers.remove(observer)
 
 
 def _remat_options(f, name, prevent_cse, policy, static_argnums) -> tuple:

@@ -255,8 +255,8 @@ def _im2col_geometry(x, kernel_size, dilation, padding, stride, name: str, sizes
 
 @_op_type(None, tensors=("input",))
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """PyTorch's ``F.unfold`` (im2col) of an NCHW ``input``: ``(N, C * kh * kw, L)``, row ``c * kh * kw + i * kw + j``
-    holding tap ``(i, j)`` of channel ``c`` for each of the ``L`` windows in row-major order (zeros where a window
+    """PyTorch's ``F.unfold`` (im2col) of an NCHW ``input``: ``(N, C * kh * kw, L)`` (an unbatched ``(C, H, W)``
+    input gives ``(C * kh * kw, L)``), row ``c * kh * kw + i * kw + j`` holding tap ``(i, j)`` of channel ``c`` for each of the ``L`` windows in row-major order (zeros where a window
     covers padding).  One gather per spatial axis, so gradients, tracing and ``tl.vmap`` come from ops.
 
     >>> import numpy as np, tensorlib as tl
@@ -265,8 +265,12 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """
     name = "unfold"
     x = as_tensor(input)
+    if x.ndim == 3 and None not in x.shape:  # PyTorch's unbatched (C, H, W) -> (C * kh * kw, L)
+        return shape_ops.squeeze(unfold(shape_ops.expand_dims(x, 0), kernel_size, dilation, padding, stride), 0)
     if x.ndim != 4 or None in x.shape[1:]:
-        raise ValueError(f"{name}: input must be 4-D (N, C, H, W) with known C, H, W {where_of(x)}")
+        raise ValueError(
+            f"{name}: input must be 4-D (N, C, H, W) with known C, H, W, or 3-D (C, H, W) of known sizes {where_of(x)}"
+        )
     k, d, s, geoms = _im2col_geometry(x, kernel_size, dilation, padding, stride, name, x.shape[2:])
     columns = gathered(padded(x, (2, 3), geoms, 0), (2, 3), geoms, k, s, d)  # (K, N, C, oh, ow)
     columns = shape_ops.transpose(columns, (1, 2, 0, 3, 4))
@@ -278,7 +282,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """PyTorch's ``F.fold`` (col2im), the transpose of :func:`unfold`: ``(N, C * kh * kw, L)`` columns summed back
     into an NCHW image of spatial size ``output_size`` (overlapping taps add up; taps on the padding are
-    dropped).  A scatter-add, so gradients (an unfold), tracing and ``tl.vmap`` come from ops.
+    dropped); unbatched ``(C * kh * kw, L)`` columns give ``(C, H, W)``, as PyTorch's.  A scatter-add, so gradients (an unfold), tracing and ``tl.vmap`` come from ops.
 
     >>> import numpy as np, tensorlib as tl
     >>> x = np.arange(9.0).reshape(1, 1, 3, 3)
@@ -288,8 +292,13 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     name = "fold"
     x = as_tensor(input)
     sizes = window(output_size, 2, "output_size", name, True)
+    if x.ndim == 2 and None not in x.shape:  # PyTorch's unbatched (C * kh * kw, L) -> (C, H, W)
+        return shape_ops.squeeze(fold(shape_ops.expand_dims(x, 0), sizes, kernel_size, dilation, padding, stride), 0)
     if x.ndim != 3 or None in x.shape[1:]:
-        raise ValueError(f"{name}: input must be 3-D (N, C * kh * kw, L) with known sizes {where_of(x)}")
+        raise ValueError(
+            f"{name}: input must be 3-D (N, C * kh * kw, L) with known C * kh * kw and L, or 2-D (C * kh * kw, L) of "
+            f"known sizes {where_of(x)}"
+        )
     k, d, s, geoms = _im2col_geometry(x, kernel_size, dilation, padding, stride, name, sizes)
     taps, blocks = k[0] * k[1], geoms[0][0] * geoms[1][0]
     if x.shape[1] % taps or x.shape[2] != blocks:
