@@ -1562,6 +1562,27 @@ vonmises = _family(
     valid=lambda kappa: kappa >= 0,  # SciPy's: kappa = 0 is the uniform distribution on the circle
     periodic=True,
 )
+
+
+def _wrapcauchy_half_angle(h, c):
+    """wrapcauchy's ``P(Z <= 2 h)`` for ``h`` in [0, pi], ``atan2((1 + c) sin h, (1 - c) cos h) / pi``."""
+    return _elementwise.arctan2((1.0 + c) * _math_ops.sin(h), (1.0 - c) * _math_ops.cos(h)) / _math.pi
+
+
+_PI_LOW = 1.2246467991473532e-16  # pi - float64(pi)
+
+
+def _wrapcauchy_quantile(q, c, sign):
+    """``2 atan2((1 - c) sin(pi q), sign (1 + c) cos(pi q))``: tan(z / 2) = tan(pi q) / cr, the ppf (``sign`` 1) or the isf
+    (-1: ``cos(pi (1 - q)) = -cos(pi q)``, no ``1 - q`` rounded), with ``sin`` and ``cos`` of ``pi min(q, 1 - q)`` (``1 -
+    q`` exact there), so that ``q = 1`` gives the end exactly (``sin(pi)`` is 1.2e-16)."""
+    w = _math_ops.where
+    upper = q > 0.5
+    r = _math.pi * w(upper, 1.0 - q, q)
+    cos = w(upper, -1.0, 1.0) * _math_ops.cos(r)
+    return 2.0 * _elementwise.arctan2((1.0 - c) * _math_ops.sin(r), sign * (1.0 + c) * cos)
+
+
 wrapcauchy = _family(
     "wrapcauchy",
     0.0,
@@ -1570,6 +1591,12 @@ wrapcauchy = _family(
     logpdf=lambda z, c: (
         _math_ops.log1p(-c * c) - _math.log(2 * _math.pi) - _math_ops.log1p(c * c - 2.0 * c * _math_ops.cos(z))
     ),
+    # (1 / pi) atan(cr tan(z / 2)), cr = (1 + c) / (1 - c), as one atan2 over [0, 2 pi] (SciPy's two branches meet
+    # tan's pole at z = pi); the sf from the other end, 2 pi - z (with pi's rounding error), so that it keeps its digits
+    cdf=lambda z, c: _wrapcauchy_half_angle(0.5 * z, c),
+    sf=lambda z, c: _wrapcauchy_half_angle((_math.pi - 0.5 * z) + _PI_LOW, c),
+    ppf=lambda q, c: _wrapcauchy_quantile(q, c, 1.0),
+    isf=lambda q, c: _wrapcauchy_quantile(q, c, -1.0),
     shapes=("c",),
     valid=lambda c: _all(c > 0, c < 1),
 )
@@ -2800,6 +2827,22 @@ poisson = SimpleNamespace(
     **_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
 )
 
+
+def _quiet(method):
+    """``method`` with NumPy's floating-point warnings off while it runs: the methods take each formula at the
+    support's ends and off it on purpose (log 0 = -inf is logcdf's value at the lower end, a branch not taken meets
+    0 / 0), and they leaked "divide by zero" / "invalid value" RuntimeWarnings from ordinary calls (uniform.logcdf(0),
+    gamma.logpdf at x = loc, t.ppf(0)); the values are unchanged.  (A traced call's kernels, and the backward pass, run
+    later, outside it.)"""
+
+    @_functools.wraps(method)
+    def run(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return method(*args, **kwargs)
+
+    return run
+
+
 __all__ = [
     "bernoulli",
     "beta",
@@ -2835,3 +2878,9 @@ __all__ = [
     "weibull_min",
     "wrapcauchy",
 ]
+
+for _namespace in (globals()[_name] for _name in __all__):
+    for _key, _method in list(vars(_namespace).items()):
+        if callable(_method):
+            setattr(_namespace, _key, _quiet(_method))
+del _namespace, _key, _method

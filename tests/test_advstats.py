@@ -86,3 +86,56 @@ def test_sgd_nesterov_made_invalid_through_param_groups_is_refused_at_the_step(t
     opt.param_groups[0]["nesterov"] = False
     step()  # valid again
     assert not np.array_equal(a.numpy(), before[0])
+
+
+# ------------------------------------------------------------------ linear_transpose of non-linear functions
+_SPEC = tl.TensorSpec((3,), "float64")
+
+
+@pytest.mark.parametrize(
+    "f",
+    [tl.sin, lambda x: x * x, tl.nn.relu, tl.abs, lambda x: tl.exp(x) - 1.0, tl.stop_gradient],
+    ids=["sin", "square", "relu", "abs", "expm1", "stop_gradient"],
+)
+def test_linear_transpose_of_a_non_linear_function_raises(f):
+    # at zeros their vjps were the identity (sin, expm1) or 0: a silent wrong transpose; JAX raises for each
+    with pytest.raises(ValueError, match="tl.linear_transpose: .* is not linear"):
+        tl.linear_transpose(f, _SPEC)
+    with pytest.raises(ValueError, match="is not linear"):
+        tl.linear_transpose(lambda x, y: x * y, _SPEC, _SPEC)
+
+
+def test_linear_transpose_of_linear_and_affine_functions_against_their_matrices():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((300, 200)).astype(np.float32)
+    c = rng.standard_normal(300).astype(np.float32)
+    f_t = tl.linear_transpose(lambda x: tl.tensor(a) @ x + 1e6, tl.TensorSpec((200,), "float32"))  # large constant
+    np.testing.assert_allclose(f_t(tl.tensor(c))[0].numpy(), a.T @ c, rtol=1e-4, atol=1e-3)
+    f_t = tl.linear_transpose(lambda x: tl.cumsum(3.0 * x - 100.0), tl.TensorSpec((50,), "float16"))
+    np.testing.assert_allclose(f_t(tl.ones(50, dtype="float16"))[0].numpy(), 3.0 * np.arange(50, 0, -1), rtol=1e-2)
+    # nested arguments and outputs, an integer output and a constant one
+    f = lambda d: ({"s": d["x"] * 2.0 + d["y"], "t": tl.sum(d["y"])}, tl.argmax(d["x"]), tl.ones(2, dtype="float64"))
+    f_t = tl.linear_transpose(f, {"x": _SPEC, "y": _SPEC})
+    (got,) = f_t(
+        ({"s": tl.tensor([1.0, 2.0, 3.0], "float64"), "t": tl.tensor(10.0, "float64")}, 0, tl.zeros(2, dtype="float64"))
+    )
+    np.testing.assert_allclose(got["x"].numpy(), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(got["y"].numpy(), [11.0, 12.0, 13.0])
+
+
+@pytest.mark.parametrize("name", ["conj", "real", "imag", "scale"])
+def test_linear_transpose_of_real_linear_complex_functions(name):
+    # conj, real and imag are linear over the reals: JAX transposes them (ct -> conj(ct), ct + 0j, -1j * ct)
+    f, expected = {
+        "conj": (tl.conj, np.conj),
+        "real": (tl.real, lambda c: c + 0j),
+        "imag": (tl.imag, lambda c: -1j * c),
+        "scale": (lambda x: x * (1 + 2j), lambda c: c * (1 + 2j)),
+    }[name]
+    c = np.array([1 + 2j, 3 - 1j, 0.5j]) if name in ("conj", "scale") else np.array([1.0, 3.0, -2.0])
+    got = tl.linear_transpose(f, tl.TensorSpec((3,), "complex128"))(tl.tensor(c))[0].numpy()
+    np.testing.assert_allclose(got, expected(c))
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jf = {"conj": jax.numpy.conj, "real": jax.numpy.real, "imag": jax.numpy.imag, "scale": lambda x: x * (1 + 2j)}
+    np.testing.assert_allclose(got, np.asarray(jax.linear_transpose(jf[name], np.zeros(3, complex))(c)[0]))
