@@ -182,3 +182,52 @@ def test_fractional_max_pool_layer_takes_given_samples_and_draws_its_own():
     torch = pytest.importorskip("torch")
     t = torch.nn.FractionalMaxPool2d((3, 2), (4, 5), _random_samples=torch.tensor(samples))(torch.tensor(x))
     np.testing.assert_array_equal(layer(x, samples).numpy(), t.numpy())
+
+
+# ------------------------------------------------------------------ unfold and fold of unbatched inputs (PyTorch's)
+def _windows(shape, k, d, p, s):
+    """Each (row of the columns, column, cell of the padded image) of PyTorch's unfold of an NCHW ``shape``."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = k, d, p, s
+    height, width = shape[2] + 2 * ph, shape[3] + 2 * pw
+    oh, ow = (height - dh * (kh - 1) - 1) // sh + 1, (width - dw * (kw - 1) - 1) // sw + 1
+    for c in range(shape[1]):
+        for i in range(kh):
+            for j in range(kw):
+                for r in range(oh):
+                    for q in range(ow):
+                        yield (c * kh + i) * kw + j, r * ow + q, (c, r * sh + i * dh, q * sw + j * dw)
+
+
+def _im2col_ref(x, k, d, p, s):
+    padded = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    cells = list(_windows(x.shape, k, d, p, s))
+    out = np.zeros((x.shape[0], max(c[0] for c in cells) + 1, max(c[1] for c in cells) + 1))
+    for row, column, (c, h, w) in cells:
+        out[:, row, column] = padded[:, c, h, w]
+    return out
+
+
+def _col2im_ref(cols, shape, k, d, p, s):
+    padded = np.zeros((shape[0], shape[1], shape[2] + 2 * p[0], shape[3] + 2 * p[1]))
+    for row, column, (c, h, w) in _windows(shape, k, d, p, s):
+        padded[:, c, h, w] += cols[:, row, column]
+    return padded[:, :, p[0] : p[0] + shape[2], p[1] : p[1] + shape[3]]
+
+
+def test_unfold_and_fold_take_unbatched_inputs_as_torch_does():
+    x = RNG.standard_normal((3, 6, 7))
+    geometry = ((2, 3), (2, 1), (1, 1), (1, 2))
+    cols = tl.nn.unfold(x, (2, 3), (2, 1), 1, (1, 2))
+    want = _im2col_ref(x[None], *geometry)[0]
+    np.testing.assert_array_equal(cols.numpy(), want)
+    w = RNG.standard_normal(want.shape)
+    grad = tl.grad(lambda a: tl.sum(tl.nn.unfold(a, (2, 3), (2, 1), 1, (1, 2)) * w))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(grad, _col2im_ref(w[None], (1, 3, 6, 7), *geometry)[0], rtol=1e-14)
+    image = tl.nn.fold(w, (6, 7), (2, 3), (2, 1), 1, (1, 2)).numpy()
+    np.testing.assert_allclose(image, _col2im_ref(w[None], (1, 3, 6, 7), *geometry)[0], rtol=1e-14)
+    with pytest.raises(ValueError, match=r"^unfold: input must be 4-D \(N, C, H, W\) with known C, H, W, or 3-D"):
+        tl.nn.unfold(np.ones((4, 4)), 2)
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    np.testing.assert_array_equal(cols.numpy(), F.unfold(torch.tensor(x), (2, 3), (2, 1), 1, (1, 2)).numpy())
+    np.testing.assert_allclose(image, F.fold(torch.tensor(w), (6, 7), (2, 3), (2, 1), 1, (1, 2)).numpy(), rtol=1e-14)
