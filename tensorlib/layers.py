@@ -1,5 +1,5 @@
-"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv1DTranspose, Conv2DTranspose, DepthwiseConv2D, pools (1-D,
-2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
+"""Layers for ``tl.nn``: Dense, Conv1D/2D/3D, Conv1DTranspose/Conv2DTranspose/Conv3DTranspose, DepthwiseConv2D, pools
+(1-D, 2-D, 3-D, global and adaptive), BatchNorm, LayerNorm, RMSNorm, GroupNorm, InstanceNorm, Embedding, Dropout,
 Flatten, SimpleRNN, LSTM, GRU, Bidirectional, MultiHeadAttention, TransformerEncoderLayer,
 TransformerDecoderLayer; Keras' reshaping, merging, preprocessing and noise layers (Reshape, Permute, Add,
 Concatenate, Dot, TimeDistributed, Normalization, AlphaDropout, ...) and PyTorch's Unflatten, PixelShuffle,
@@ -63,6 +63,7 @@ __all__ = [
     "Conv2D",
     "Conv3D",
     "Conv2DTranspose",
+    "Conv3DTranspose",
     "DepthwiseConv2D",
     "MaxPool1D",
     "AvgPool1D",
@@ -70,6 +71,13 @@ __all__ = [
     "AvgPool2D",
     "MaxPool3D",
     "AvgPool3D",
+    "LPPool1D",
+    "LPPool2D",
+    "LPPool3D",
+    "MaxUnpool1D",
+    "MaxUnpool2D",
+    "MaxUnpool3D",
+    "FractionalMaxPool2D",
     "GlobalAveragePooling1D",
     "GlobalMaxPooling1D",
     "GlobalAveragePooling2D",
@@ -733,7 +741,7 @@ class Conv2DTranspose(_Conv):
         name, rank = type(self).__name__, self._rank
         first = self.data_format[1] == "C"
         spatial = tuple(x.shape[2:] if first else x.shape[1:-1])
-        axes = "(width)" if rank == 1 else "(height, width)"
+        axes = {1: "(width)", 2: "(height, width)", 3: "(depth, height, width)"}[rank]
         if None in spatial:
             raise ValueError(
                 f"{name}: the input's spatial sizes {axes} must be known to size the output, got input shape "
@@ -843,6 +851,29 @@ class Conv1DTranspose(Conv2DTranspose):
             data_format="NCHW" if first else "NHWC",
         )
         return _shape.squeeze(y, 2 if first else 1)
+
+
+class Conv3DTranspose(Conv2DTranspose):
+    """Transposed 3-D convolution of ``(batch, depth, height, width, channels)`` volumes (the gradient of a
+    :class:`Conv3D` with respect to its input): Keras' ``Conv3DTranspose`` with explicit sizes,
+    :func:`tl.nn.conv3d_transpose` with the output size computed; ``data_format="NCDHW"``: PyTorch's
+    ``nn.ConvTranspose3d``, whose weight ``(in, out / groups, kd, kh, kw)`` is this ``kernel`` ``(kd, kh, kw,
+    out_channels / groups, in_channels)`` transposed ``(4, 3, 0, 1, 2)``.  Output sizes, ``output_padding``,
+    ``groups`` and explicit ``((front, back), (top, bottom), (left, right))`` padding as :class:`Conv2DTranspose`'s
+    along each of its three axes (PyTorch's ``padding=q`` is ``((q, q),) * 3``).
+
+    >>> import tensorlib as tl
+    >>> up = tl.nn.Conv3DTranspose(4, 2, kernel_size=3, strides=(1, 2, 2), seed=0)
+    >>> up(tl.ones((1, 3, 5, 5, 4))).shape, up.kernel.shape
+    ((1, 3, 10, 10, 2), (3, 3, 3, 2, 4))
+    """
+
+    _rank = 3
+
+    def _transposed(self, x, kernel, shape, padding):
+        return _nn.conv3d_transpose(
+            x, kernel, shape, self.strides, padding, data_format=self.data_format, dilations=self.dilations
+        )
 
 
 def _index_value(value) -> int:
@@ -973,6 +1004,165 @@ class AvgPool3D(_Pool):
 
     _function = staticmethod(_nn.avg_pool3d)
     _rank = 3
+
+
+class _LPPool(Module):
+    """PyTorch's power-average pooling layers (``nn.LPPool1d/2d/3d(norm_type, kernel_size, stride, ceil_mode)``):
+    :func:`tl.nn.lp_pool` over ``ksize`` windows (``strides`` defaults to ``ksize``) of inputs with ``_rank``
+    spatial dimensions; ``data_format=None`` is channels-last."""
+
+    _rank = 2
+
+    def __init__(self, norm_type: float, ksize, strides=None, ceil_mode: bool = False, data_format: str | None = None):
+        super().__init__()
+        if not _number_in(norm_type, -math.inf, math.inf) or norm_type == 0:
+            raise ValueError(f"{type(self).__name__}: norm_type must be a finite nonzero number, got {norm_type!r}")
+        self.norm_type, self.ksize, self.strides, self.ceil_mode = float(norm_type), ksize, strides, bool(ceil_mode)
+        self.data_format = _layer_format(self, data_format)
+
+    def forward(self, x):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        return _nn.lp_pool(x, self.norm_type, self.ksize, self.strides, self.ceil_mode, self.data_format)
+
+    def extra_repr(self) -> str:
+        text = f"norm_type={self.norm_type}, ksize={self.ksize}, strides={self.strides}"
+        return _with_format(self, text + (", ceil_mode=True" if self.ceil_mode else ""))
+
+
+class LPPool1D(_LPPool):
+    """``(sum of x ** p over each window) ** (1 / p)`` of ``(batch, width, channels)`` inputs: :func:`tl.nn.lp_pool`;
+    ``data_format="NCW"``: PyTorch's ``nn.LPPool1d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.LPPool1D(2, 2)(tl.tensor([[[3.0], [4.0], [1.0], [0.0]]])).numpy().ravel().tolist()
+    [5.0, 1.0]
+    """
+
+    _rank = 1
+
+
+class LPPool2D(_LPPool):
+    """``(sum of x ** p over each window) ** (1 / p)`` of NHWC images: :func:`tl.nn.lp_pool`;
+    ``data_format="NCHW"``: PyTorch's ``nn.LPPool2d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.LPPool2D(1, 2)(tl.ones((1, 4, 6, 3))).shape
+    (1, 2, 3, 3)
+    """
+
+
+class LPPool3D(_LPPool):
+    """``(sum of x ** p over each window) ** (1 / p)`` of ``(batch, depth, height, width, channels)`` volumes:
+    :func:`tl.nn.lp_pool`; ``data_format="NCDHW"``: PyTorch's ``nn.LPPool3d``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.LPPool3D(2, 2)(tl.ones((1, 2, 2, 2, 1)) * 0.5).numpy().ravel().tolist()
+    [1.4142135381698608]
+    """
+
+    _rank = 3
+
+
+class _MaxUnpool(Module):
+    """PyTorch's ``nn.MaxUnpool1d/2d/3d(kernel_size, stride, padding)``: :func:`tl.nn.max_unpool` of a max pool's
+    values and ``indices`` (``return_indices=True``), called as ``layer(values, indices, output_size=None)``;
+    ``data_format=None`` is channels-last."""
+
+    _rank = 2
+
+    def __init__(self, ksize, strides=None, padding=0, data_format: str | None = None):
+        super().__init__()
+        self.ksize, self.strides, self.padding = ksize, strides, padding
+        self.data_format = _layer_format(self, data_format)
+
+    def forward(self, x, indices, output_size=None):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        indices = _as_tensor(indices, self)
+        return _nn.max_unpool(x, indices, self.ksize, self.strides, self.padding, self.data_format, output_size)
+
+    def extra_repr(self) -> str:
+        return _with_format(self, f"ksize={self.ksize}, strides={self.strides}, padding={self.padding!r}")
+
+
+class MaxUnpool1D(_MaxUnpool):
+    """Each value of a :class:`MaxPool1D` with ``return_indices=True`` put back at its index, zeros elsewhere:
+    :func:`tl.nn.max_unpool`; ``data_format="NCW"``: PyTorch's ``nn.MaxUnpool1d``.
+
+    >>> import tensorlib as tl
+    >>> x = tl.tensor([[[1.0, 5.0, 2.0, 0.0]]])
+    >>> values, indices = tl.nn.MaxPool1D(2, data_format="NCW", return_indices=True)(x)
+    >>> tl.nn.MaxUnpool1D(2, data_format="NCW")(values, indices).numpy().tolist()
+    [[[0.0, 5.0, 2.0, 0.0]]]
+    """
+
+    _rank = 1
+
+
+class MaxUnpool2D(_MaxUnpool):
+    """Each value of a :class:`MaxPool2D` with ``return_indices=True`` put back at its index, zeros elsewhere:
+    :func:`tl.nn.max_unpool`; ``data_format="NCHW"``: PyTorch's ``nn.MaxUnpool2d``.
+
+    >>> import tensorlib as tl
+    >>> values, indices = tl.nn.MaxPool2D(2, return_indices=True)(tl.ones((1, 4, 4, 3)))
+    >>> tl.nn.MaxUnpool2D(2)(values, indices, output_size=(5, 5)).shape
+    (1, 5, 5, 3)
+    """
+
+
+class MaxUnpool3D(_MaxUnpool):
+    """Each value of a :class:`MaxPool3D` with ``return_indices=True`` put back at its index, zeros elsewhere:
+    :func:`tl.nn.max_unpool`; ``data_format="NCDHW"``: PyTorch's ``nn.MaxUnpool3d``.
+
+    >>> import tensorlib as tl
+    >>> values, indices = tl.nn.MaxPool3D(2, return_indices=True)(tl.ones((1, 2, 2, 2, 1)))
+    >>> tl.nn.MaxUnpool3D(2)(values, indices).numpy().sum()
+    np.float32(1.0)
+    """
+
+    _rank = 3
+
+
+class FractionalMaxPool2D(Module):
+    """PyTorch's ``nn.FractionalMaxPool2d(kernel_size, output_size=None, output_ratio=None, return_indices=False)``:
+    :func:`tl.nn.fractional_max_pool2d` of NHWC images (``data_format="NCHW"``: PyTorch's layout), its window
+    starts drawn at each call from the stream ``tl.random.seed`` resets, or read from ``random_samples``
+    ``(N, C, 2)`` given to the call, as PyTorch's ``_random_samples``.
+
+    >>> import tensorlib as tl
+    >>> tl.nn.FractionalMaxPool2D(2, output_ratio=0.5)(tl.ones((1, 6, 6, 3))).shape
+    (1, 3, 3, 3)
+    """
+
+    _rank = 2
+
+    def __init__(
+        self,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices: bool = False,
+        data_format: str | None = None,
+    ):
+        super().__init__()
+        if (output_size is None) == (output_ratio is None):
+            raise ValueError(
+                f"FractionalMaxPool2D: give exactly one of output_size and output_ratio, got {output_size!r} and {output_ratio!r}"
+            )
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices = bool(return_indices)
+        self.data_format = _layer_format(self, data_format)
+
+    def forward(self, x, random_samples=None):
+        x = _image(x, type(self).__name__, self._rank, self.data_format)
+        options = {"return_indices": self.return_indices, "random_samples": random_samples}
+        size, ratio = self.output_size, self.output_ratio
+        return _nn.fractional_max_pool2d(x, self.kernel_size, size, ratio, data_format=self.data_format, **options)
+
+    def extra_repr(self) -> str:
+        text = f"kernel_size={self.kernel_size}, " + (
+            f"output_size={self.output_size}" if self.output_ratio is None else f"output_ratio={self.output_ratio}"
+        )
+        return _with_format(self, text + (", return_indices=True" if self.return_indices else ""))
 
 
 class _AdaptivePool(Module):

@@ -1,6 +1,7 @@
 """``tl.stats``: distributions with SciPy's names and arguments (``logpdf``/``logpmf``, ``pdf``/``pmf``, ``cdf``,
-``sf``, their logs and, where closed forms exist, ``ppf``/``isf``; the counts also ``ppf``, ``isf``, ``median``, ``interval``,
-``mean``, ``var``, ``std``, ``stats`` and some ``entropy``), differentiable in their continuous arguments:
+``sf``, their logs and, where closed forms exist, ``ppf``/``isf``, ``mean``, ``var``, ``std``, ``stats`` and
+``entropy``; the counts also ``ppf``, ``isf``, ``median``, ``interval``, ``mean``, ``var``, ``std``, ``stats`` and some
+``entropy``), differentiable in their continuous arguments:
 ``norm``, ``t``, ``beta``, ``gamma``, ``chi2``, ``uniform``, ``expon``, ``laplace``, ``logistic``, ``cauchy``,
 ``pareto``, ``gennorm``, ``gumbel_r``, ``gumbel_l``, ``lognorm``, ``weibull_min``, ``halfnorm``, ``rayleigh``,
 ``invgamma``, ``f``, ``loggamma``, ``truncnorm``, ``vonmises``, ``wrapcauchy``, ``dirichlet``, ``multivariate_normal``, and the counts
@@ -714,8 +715,12 @@ def _gamma_logpdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     dtype, (x, a, loc, scale) = _args("gamma.logpdf", x=x, a=a, loc=loc, scale=scale)
     standard = _standard(x, loc, scale)  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard < _math.inf)  # the density's limit at inf, 0 (SciPy's NaN: inf - inf)
-    z = _math_ops.where(inside, standard, 1.0)
-    logp = gamma_log_density(a, z) - _math_ops.log(scale)
+    zero, standard = _at_zero_end(x, loc, scale, standard)
+    z = _math_ops.where(_all(inside, _math_ops.logical_not(zero)), standard, 1.0)
+    # at x = loc (a log of 0 for a != 1) the power form, whose gradients are the limits (they were NaN for a < 1)
+    edge = _math_ops.where(zero, standard, 1.0)
+    at_zero = _log_power_at_zero(edge, a - 1.0, scale) - edge - _sp.gammaln(a)
+    logp = _math_ops.where(zero, at_zero, gamma_log_density(a, z)) - _math_ops.log(scale)
     return _narrowed(_restrict(logp, inside, _all(a > 0, scale > 0), standard), dtype)
 
 
@@ -738,9 +743,14 @@ def _gamma_tail(name, x, a, loc, scale, upper, log=False) -> Tensor:
     dtype, (x, a, loc, scale) = _args(name, x=x, a=a, loc=loc, scale=scale)
     standard = _standard(x, loc, scale)
     below = standard < 0
+    zero, standard = _at_zero_end(x, loc, scale, standard)
     # nan stays nan; off the support and at inf a stand-in, whose gradients in a are finite (log P(a, 0) was -inf)
     z = _math_ops.where(_math_ops.logical_or(below, _math_ops.equal(standard, _math.inf)), 1.0, standard)
-    if log:  # finite where the tail underflows: gamma.logsf(800, 2.5) is -783.66
+    if log and not upper:  # log P(a, z) ~ a log z - gammaln(a + 1) at x = loc, with that form's gradients
+        at_zero = _log_power_at_zero(_math_ops.where(zero, z, 1.0), a, scale)
+        value = _log_gamma_tail(_math_ops.where(a > 0, a, 1.0), _math_ops.where(zero, 1.0, z), upper)
+        value = _math_ops.where(zero, at_zero, value)
+    elif log:  # finite where the tail underflows: gamma.logsf(800, 2.5) is -783.66
         value = _log_gamma_tail(_math_ops.where(a > 0, a, 1.0), z, upper)
     else:
         value = _sp.gammaincc(a, z) if upper else _sp.gammainc(a, z)
@@ -903,7 +913,10 @@ def _mvn_logpdf(x, mean, cov) -> Tensor:
             f"batch shapes broadcast (x shape {tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} "
             f"{dtype}, cov shape {tuple(cov.shape)} {dtype})"
         ) from None
-    factor = cholesky(cov)
+    try:
+        factor = cholesky(cov)
+    except np.linalg.LinAlgError as e:
+        raise _not_positive_definite("multivariate_normal.logpdf", e, dtype, x=x, mean=mean, cov=cov) from None
     centered = x - mean
     if cov.ndim == 2 and None not in centered.shape + cov.shape:  # one triangular solve for all the points
         z = solve_triangular(factor, _mT(reshape(centered, (-1, k))), lower=True)
@@ -988,7 +1001,10 @@ def _mvn_cdf(x, mean, cov, *, lower_limit=None) -> Tensor:
     1e-5, deterministic, and differentiable through the estimate (its gradients agree with the closed forms to
     about 1e-4).  ``lower_limit`` (SciPy's, broadcasting to ``x``) gives ``P(lower_limit < X <= x)``,
     the box's corners by inclusion and exclusion: negative where an odd number of components has ``lower_limit >
-    x``, as SciPy's signed integral.
+    x``, as SciPy's signed integral.  A NaN in ``x``, ``mean``, ``cov`` or ``lower_limit`` gives NaN, as SciPy 1.17
+    gives for k = 1 and k > 2 (its k = 2 returns 0 there, which is not copied).  For k > 2 a ``cov`` that is not
+    positive definite is a LinAlgError naming the method and the arguments' shapes and dtype (SciPy: a ValueError);
+    for k <= 2, which need no factor, it gives NaN there.
 
     >>> import tensorlib as tl
     >>> cov = tl.tensor([[1.0, 0.5], [0.5, 1.0]], "float64")
@@ -1050,10 +1066,14 @@ def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
             f"{tuple(x.shape)} {dtype}, mean shape {tuple(mean.shape)} {dtype}, cov shape {tuple(cov.shape)} {dtype}"
             f"{given})"
         )
+    given = {"x": x, "mean": mean, "cov": cov, **({} if lower is None else {"lower_limit": lower})}
     # one value for every component: broadcast, so that each component can be taken apart
     mean, *bounds = (t + _math_ops.zeros_like(x) if t.ndim == 0 else t for t in (mean, *bounds))
     if k > 2:
-        return _narrowed(_genz_box(bounds[0] - mean, None if lower is None else bounds[1] - mean, cov), dtype)
+        try:
+            return _narrowed(_genz_box(bounds[0] - mean, None if lower is None else bounds[1] - mean, cov), dtype)
+        except np.linalg.LinAlgError as e:  # from the Cholesky factor, the only matrix decomposition there
+            raise _not_positive_definite(where, e, dtype, **given) from None
     if k == 1:
         scale = _math_ops.sqrt(cov[..., 0, 0])
         masses = [_sp.ndtr(_standardized_bound(b[..., 0], mean[..., 0], scale)) for b in bounds]
@@ -1077,6 +1097,14 @@ def _mvn_box(method, x, mean, cov, lower_limit) -> Tensor:
             + bivariate_normal_cdf(h[1], k_[1], rho)
         )
     return _narrowed(probability, dtype)
+
+
+def _not_positive_definite(where: str, error, dtype, **arguments) -> np.linalg.LinAlgError:
+    """The error for a ``cov`` that is not positive definite in ``multivariate_normal.<method>``, naming it and the
+    arguments' shapes and dtypes (``Cholesky``'s own message named neither).  Under ``tl.function`` the factor is
+    taken when the graph runs, and the error is ``Cholesky``'s."""
+    shapes = ", ".join(f"{name} shape {tuple(t.shape)} {dtype}" for name, t in arguments.items())
+    return np.linalg.LinAlgError(f"{where}: cov is not positive definite ({shapes}); {error}")
 
 
 _GENZ_LATTICE = (16381, 1)  # lattice points (a prime) and random shifts: 2 * 16381 points with the antithetic ones
@@ -1225,6 +1253,26 @@ def _density_with_ends(density, ends) -> Tensor:
     return density
 
 
+def _at_zero_end(x, loc, scale, z) -> tuple:
+    """``(edge, z)``: where ``z`` is 0 (``x == loc``, the lower end of a support ``[0, ...)``), ``z`` recomputed as ``(x -
+    loc) / scale`` with no derivative in the scale.  That derivative, ``-z / scale``, is 0 there, and times a method's
+    infinite slope in ``z`` (a density like ``z**k`` with ``k < 0``: gamma with a < 1, weibull_min with c < 1) it was
+    0 * inf = NaN, where the limit from inside is 0 (the distribution functions) or comes from ``_log_power_at_zero``."""
+    w = _math_ops.where
+    edge = _math_ops.equal(z, 0.0)
+    return edge, w(edge, (w(edge, x, loc) - loc) / _math_ops.stop_gradient(scale), z)
+
+
+def _log_power_at_zero(z, power, scale) -> Tensor:
+    """``power log z`` at ``z = 0`` (``_at_zero_end``'s), the leading term of a log-density (``power = k``) or a log
+    distribution function (``k + 1``) whose density is ``~ z**k`` there: +-inf (0 for a power 0) with the limits from
+    inside as gradients, in ``x`` and ``loc`` ``+-power / (z scale)``, in the scale ``-power / scale`` (the derivative of
+    ``power log((x - loc) / scale)``; ``-z / scale`` times ``power / z`` was 0 * inf = NaN), in the shapes ``log z``
+    times the power's derivative."""
+    log_scale = _math_ops.log(_finite_or_one(scale))
+    return _sp.xlogy(power, z) + power * (_math_ops.stop_gradient(log_scale) - log_scale)
+
+
 def _family(
     name,
     low,
@@ -1270,6 +1318,9 @@ def _family(
         def run(x, *args, **kwargs):
             dtype, x, loc, scale, params, ok = prepare(method, "x", x, args, kwargs)
             z = _standard(x, loc, scale)
+            zero = None
+            if low == 0.0:
+                zero, z = _at_zero_end(x, loc, scale, z)
             # the ends at +-inf, each formula's limit (they read inf - inf there): the distribution functions' 0 and 1,
             # and the density's 0 (chi2.pdf, weibull_min.pdf (c > 1), gamma.pdf, f.pdf and loggamma.pdf at inf were
             # NaN as in SciPy, whose rayleigh.pdf, norm.pdf and invgamma.pdf there give that limit)
@@ -1280,7 +1331,17 @@ def _family(
             if exp and near_low is not None:
                 edge = _all(inside, _math_ops.equal(z, low))
                 inside = _math_ops.logical_and(inside, _math_ops.logical_not(edge))
+            log_end = zero is not None and near_low is not None and method in ("logpdf", "logcdf")
+            if log_end:  # the power form there, the formula at a stand-in (its slope at 0 met 0 * inf)
+                inside = _math_ops.logical_and(inside, _math_ops.logical_not(zero))
             value = formula(w(inside, z, stand_in), *params)
+            if log_end:
+                zs = w(zero, z, 1.0)  # a stand-in elsewhere: log 0 made the shapes' gradients 0 * inf
+                k, log_rest = near_low(zs, *params)
+                at_end = _log_power_at_zero(zs, k, scale) + log_rest if method == "logpdf" else None
+                if at_end is None:  # log P(Z <= z) ~ (k + 1) log z
+                    at_end = _log_power_at_zero(zs, k + 1.0, scale)
+                value = w(zero, at_end, value)
             if minus_log_scale:
                 value = value - log(scale)
             value = w(under, below, w(over, above, value))
@@ -1367,6 +1428,7 @@ expon = _family(
     _math.inf,
     1.0,
     logpdf=lambda z: -z,
+    near_low=lambda z: (0.0, -z),
     cdf=lambda z: -_math_ops.expm1(-z),
     sf=lambda z: _math_ops.exp(-z),
     logsf=lambda z: -z,
@@ -1500,6 +1562,27 @@ vonmises = _family(
     valid=lambda kappa: kappa >= 0,  # SciPy's: kappa = 0 is the uniform distribution on the circle
     periodic=True,
 )
+
+
+def _wrapcauchy_half_angle(h, c):
+    """wrapcauchy's ``P(Z <= 2 h)`` for ``h`` in [0, pi], ``atan2((1 + c) sin h, (1 - c) cos h) / pi``."""
+    return _elementwise.arctan2((1.0 + c) * _math_ops.sin(h), (1.0 - c) * _math_ops.cos(h)) / _math.pi
+
+
+_PI_LOW = 1.2246467991473532e-16  # pi - float64(pi)
+
+
+def _wrapcauchy_quantile(q, c, sign):
+    """``2 atan2((1 - c) sin(pi q), sign (1 + c) cos(pi q))``: tan(z / 2) = tan(pi q) / cr, the ppf (``sign`` 1) or the isf
+    (-1: ``cos(pi (1 - q)) = -cos(pi q)``, no ``1 - q`` rounded), with ``sin`` and ``cos`` of ``pi min(q, 1 - q)`` (``1 -
+    q`` exact there), so that ``q = 1`` gives the end exactly (``sin(pi)`` is 1.2e-16)."""
+    w = _math_ops.where
+    upper = q > 0.5
+    r = _math.pi * w(upper, 1.0 - q, q)
+    cos = w(upper, -1.0, 1.0) * _math_ops.cos(r)
+    return 2.0 * _elementwise.arctan2((1.0 - c) * _math_ops.sin(r), sign * (1.0 + c) * cos)
+
+
 wrapcauchy = _family(
     "wrapcauchy",
     0.0,
@@ -1508,6 +1591,12 @@ wrapcauchy = _family(
     logpdf=lambda z, c: (
         _math_ops.log1p(-c * c) - _math.log(2 * _math.pi) - _math_ops.log1p(c * c - 2.0 * c * _math_ops.cos(z))
     ),
+    # (1 / pi) atan(cr tan(z / 2)), cr = (1 + c) / (1 - c), as one atan2 over [0, 2 pi] (SciPy's two branches meet
+    # tan's pole at z = pi); the sf from the other end, 2 pi - z (with pi's rounding error), so that it keeps its digits
+    cdf=lambda z, c: _wrapcauchy_half_angle(0.5 * z, c),
+    sf=lambda z, c: _wrapcauchy_half_angle((_math.pi - 0.5 * z) + _PI_LOW, c),
+    ppf=lambda q, c: _wrapcauchy_quantile(q, c, 1.0),
+    isf=lambda q, c: _wrapcauchy_quantile(q, c, -1.0),
     shapes=("c",),
     valid=lambda c: _all(c > 0, c < 1),
 )
@@ -1743,6 +1832,7 @@ halfnorm = _family(
     _math.inf,
     1.0,
     logpdf=lambda z: 0.5 * _math.log(2.0 / _math.pi) - 0.5 * z * z,
+    near_low=lambda z: (0.0, 0.5 * _math.log(2.0 / _math.pi) - 0.5 * z * z),
     cdf=lambda z: _sp.erf(z / _math.sqrt(2.0)),
     sf=lambda z: _sp.erfc(z / _math.sqrt(2.0)),
     logsf=lambda z: _halfnorm_logsf(z),
@@ -1920,6 +2010,334 @@ loggamma = _family(
     shapes=("c",),
     valid=lambda c: c > 0,
 )
+
+
+# ------------------------------------------------------------------ the shape families' mean, var, std, stats, entropy
+def _defined(condition, formula, params, stand_ins, otherwise) -> Tensor:
+    """``formula(*params)`` where ``condition``, ``otherwise`` (SciPy's inf or NaN for a moment that does not exist)
+    elsewhere, the formula taken at ``stand_ins`` there: its value and slope at the excluded parameters (t.var's ``df /
+    (df - 2)`` at df = 2) are infinite, and 0 * inf would make the gradients NaN."""
+    w = _math_ops.where
+    safe = [w(condition, p, stand_in) for p, stand_in in zip(params, stand_ins)]
+    return w(condition, formula(*safe), otherwise)
+
+
+def _gamma_entropy(a):
+    """SciPy's gamma entropy: ``a + gammaln(a) + (1 - a) digamma(a)`` below a = 250, above its asymptotic series
+    (the terms cancel there)."""
+    large = a >= 250.0
+    regular = _defined(
+        _math_ops.logical_not(large), lambda a: a + _sp.gammaln(a) + (1.0 - a) * _sp.digamma(a), [a], [1.0], 0.0
+    )
+    u = 1.0 / _math_ops.where(large, a, 250.0)
+    series = 0.5 * (1.0 + _LOG_2PI) - 0.5 * _math_ops.log(u) - u / 3.0 - u**2 / 12.0 - u**3 / 90.0 + u**4 / 120.0
+    return _math_ops.where(large, series, regular)
+
+
+def _beta_entropy(a, b):
+    """SciPy's beta entropy: ``betaln(a, b) - (a - 1) psi(a) - (b - 1) psi(b) + (a + b - 2) psi(a + b)``, and SciPy's
+    asymptotic series where ``a``, ``b`` or both are in the millions (the terms cancel there), in SciPy's selection;
+    where none of SciPy's cases applies (SciPy gives 0: beta.entropy(2, 3e7)) the series of the large one(s)."""
+    w = _math_ops.where
+
+    def threshold(v):
+        j = _math_ops.floor(_math_ops.log(v) / _math.log(10.0))
+        d = _math_ops.floor(v / 10.0**j) + 2.0
+        return w(_math_ops.equal(v, 1.0), 1000.0, d * 10.0 ** (7.0 + j))
+
+    a0, b0 = _math_ops.stop_gradient(a), _math_ops.stop_gradient(b)
+    no, either = _math_ops.logical_not, _math_ops.logical_or
+    both = _all(a0 >= 4.96e6, b0 >= 4.96e6)
+    b_large = _all(no(both), a0 <= 4.9e6, b0 - a0 >= 1e6, b0 >= threshold(a0))
+    a_large = _all(no(both), no(b_large), b0 <= 4.9e6, a0 - b0 >= 1e6, a0 >= threshold(b0))
+    regular = _all(no(either(both, either(b_large, a_large))), a0 < 4.9e6, b0 < 4.9e6)
+    # where none of SciPy's cases applies (it gives 0 there: beta.entropy(2, 3e7)) the series of the large ones
+    rest = no(either(either(both, regular), either(b_large, a_large)))
+    both = either(both, _all(rest, a0 >= 4.9e6, b0 >= 4.9e6))
+    rest = _all(rest, no(both))
+    b_large, a_large = either(b_large, _all(rest, b0 >= a0)), either(a_large, _all(rest, b0 < a0))
+
+    def regular_form(a, b):
+        return (
+            _sp.betaln(a, b)
+            - (a - 1.0) * _sp.digamma(a)
+            - (b - 1.0) * _sp.digamma(b)
+            + (a + b - 2.0) * _sp.digamma(a + b)
+        )
+
+    def both_large(a, b):
+        total = a + b
+        log_term = 0.5 * (_LOG_2PI + _math_ops.log(a) + _math_ops.log(b) - 3.0 * _math_ops.log(total) + 1.0)
+        t1 = 110.0 / total + 20.0 * total**-2.0 + total**-3.0 - 2.0 * total**-4.0
+        t2 = -50.0 / a - 10.0 * a**-2.0 - a**-3.0 + a**-4.0
+        t3 = -50.0 / b - 10.0 * b**-2.0 - b**-3.0 + b**-4.0
+        return log_term + (t1 + t2 + t3) / 120.0
+
+    def one_large(a, b):  # b large
+        total = a + b
+        t1 = _sp.gammaln(a) - (a - 1.0) * _sp.digamma(a)
+        t2 = (
+            -1.0 / (2.0 * b)
+            + 1.0 / (12.0 * b)
+            - b**-2.0 / 12.0
+            - b**-3.0 / 120.0
+            + b**-4.0 / 120.0
+            + b**-5.0 / 252.0
+            - b**-6.0 / 252.0
+            + 1.0 / total
+            - 1.0 / (12.0 * total)
+            + total**-2.0 / 6.0
+            + total**-3.0 / 120.0
+            - total**-4.0 / 60.0
+            - total**-5.0 / 252.0
+            + total**-6.0 / 126.0
+        )
+        return t1 + t2 + total * _math_ops.log1p(a / b) + _math_ops.log(b) - 2.0 * _math_ops.log(total)
+
+    value = _defined(regular, regular_form, [a, b], [1.0, 1.0], 0.0)
+    value = w(both, _defined(both, both_large, [a, b], [1e7, 1e7], 0.0), value)
+    value = w(b_large, _defined(b_large, one_large, [a, b], [1.0, 1e8], 0.0), value)
+    return w(a_large, _defined(a_large, lambda a, b: one_large(b, a), [a, b], [1e8, 1.0], 0.0), value)
+
+
+def _beta_moments(a, b):
+    """SciPy's beta mean, variance, skewness and excess kurtosis."""
+    total = a + b
+    variance = a * b / (total * total * (total + 1.0))
+    skew = 2.0 * (b - a) * _math_ops.sqrt(total + 1.0) / ((total + 2.0) * _math_ops.sqrt(a * b))
+    kurt = 6.0 * ((a - b) ** 2 * (total + 1.0) - a * b * (total + 2.0)) / (a * b * (total + 2.0) * (total + 3.0))
+    return a / total, variance, skew, kurt
+
+
+def _t_moments(df):
+    """SciPy's t moments: mean 0 for df > 1 (inf below), variance df / (df - 2) for df > 2, inf in (1, 2], NaN below;
+    skewness 0 for df > 3 (NaN below); excess kurtosis 6 / (df - 4) for df > 4, inf in (2, 4], NaN below; the
+    normal's at df = inf."""
+    w = _math_ops.where
+    finite = df < _math.inf
+    mean = w(df > 1.0, 0.0, _math.inf)
+    variance = _defined(_all(df > 2.0, finite), lambda d: d / (d - 2.0), [df], [3.0], 0.0)
+    variance = w(_all(df > 1.0, df <= 2.0), _math.inf, w(df > 2.0, w(finite, variance, 1.0), _math.nan))
+    skew = w(df > 3.0, 0.0, _math.nan)
+    kurt = _defined(_all(df > 4.0, finite), lambda d: 6.0 / (d - 4.0), [df], [5.0], 0.0)
+    kurt = w(_all(df > 2.0, df <= 4.0), _math.inf, w(df > 4.0, w(finite, kurt, 0.0), _math.nan))
+    return mean, variance, skew, kurt
+
+
+def _t_entropy(df):
+    """SciPy's t entropy: ``(df + 1) / 2 (psi((df + 1) / 2) - psi(df / 2)) + log(sqrt(df) B(df / 2, 1 / 2))`` below
+    df = 100, its asymptotic series from there, the normal's at df = inf."""
+    w = _math_ops.where
+    normal = 0.5 * (_LOG_2PI + 1.0)
+    small = df < 100.0
+
+    def regular(d):
+        half1 = 0.5 * (d + 1.0)
+        return half1 * (_sp.digamma(half1) - _sp.digamma(0.5 * d)) + 0.5 * _math_ops.log(d) + _sp.betaln(0.5 * d, 0.5)
+
+    u = 1.0 / w(small, 100.0, df)  # 0 at df = inf: the normal's
+    series = normal + u + u**2 / 4.0 - u**3 / 6.0 - u**4 / 8.0 + 0.3 * u**5 + u**6 / 4.0
+    return w(small, _defined(small, regular, [df], [1.0], 0.0), series)
+
+
+def _chi2_entropy(df):
+    """SciPy's chi2 entropy, its asymptotic series from df / 2 = 125."""
+    half = 0.5 * df
+    small = half < 125.0
+    regular = _defined(
+        small, lambda h: h + _math.log(2.0) + _sp.gammaln(h) + (1.0 - h) * _sp.digamma(h), [half], [1.0], 0.0
+    )
+    h = 0.5 / _math_ops.where(small, 125.0, half)
+    series = h * (-2.0 / 3.0 + h * (-1.0 / 3.0 + h * (-4.0 / 45.0 + h / 7.5))) + 0.5 * _math_ops.log(
+        _math_ops.where(small, 125.0, half)
+    )
+    return _math_ops.where(small, regular, series + _math.log(2.0) + 0.5 * (1.0 + _LOG_2PI))
+
+
+def _f_moments(dfn, dfd):
+    """SciPy's F moments: the mean for dfd > 2, the variance for dfd > 4 (inf below), the skewness for dfd > 6 and the
+    excess kurtosis for dfd > 8 (NaN below)."""
+    mean = _defined(dfd > 2.0, lambda v2: v2 / (v2 - 2.0), [dfd], [3.0], _math.inf)
+    variance = _defined(
+        dfd > 4.0,
+        lambda v1, v2: 2.0 * v2 * v2 * (v1 + v2 - 2.0) / (v1 * (v2 - 2.0) ** 2 * (v2 - 4.0)),
+        [dfn, dfd],
+        [1.0, 5.0],
+        _math.inf,
+    )
+
+    def skewness(v1, v2):
+        return (
+            _math.sqrt(8.0) * (2.0 * v1 + v2 - 2.0) / (v2 - 6.0) * _math_ops.sqrt((v2 - 4.0) / (v1 * (v1 + v2 - 2.0)))
+        )
+
+    skew = _defined(dfd > 6.0, skewness, [dfn, dfd], [1.0, 7.0], _math.nan)
+    kurt = _defined(
+        dfd > 8.0,
+        lambda v1, v2: 1.5 * (8.0 + skewness(v1, v2) ** 2 * (v2 - 6.0)) / (v2 - 8.0),
+        [dfn, dfd],
+        [1.0, 9.0],
+        _math.nan,
+    )
+    return mean, variance, skew, kurt
+
+
+def _f_entropy(dfn, dfd):
+    half_n, half_d = 0.5 * dfn, 0.5 * dfd
+    half_sum = half_n + half_d
+    return (
+        _math_ops.log(dfd)
+        - _math_ops.log(dfn)
+        + _sp.betaln(half_n, half_d)
+        + (1.0 - half_n) * _sp.digamma(half_n)
+        - (1.0 + half_d) * _sp.digamma(half_d)
+        + half_sum * _sp.digamma(half_sum)
+    )
+
+
+def _lognorm_moments(s):
+    """SciPy's lognorm moments, with ``p - 1 = expm1(s**2)`` (exact for a small ``s``)."""
+    s2 = s * s
+    p, p1 = _math_ops.exp(s2), _math_ops.expm1(s2)
+    return _math_ops.exp(0.5 * s2), p * p1, _math_ops.sqrt(p1) * (2.0 + p), (((p + 2.0) * p + 3.0) * p) * p - 6.0
+
+
+def _central_moments(raw):
+    """Mean, variance, skewness and excess kurtosis from the raw moments ``E X**n``, n = 1..4."""
+    m1, m2, m3, m4 = raw
+    variance = m2 - m1 * m1
+    third = m3 - 3.0 * m1 * m2 + 2.0 * m1**3
+    fourth = m4 - 4.0 * m1 * m3 + 6.0 * m1 * m1 * m2 - 3.0 * m1**4
+    return m1, variance, third / variance**1.5, fourth / (variance * variance) - 3.0
+
+
+def _weibull_moments(c):
+    """weibull_min's moments from its raw ones ``Gamma(1 + n / c)`` (SciPy's, by its generic conversion)."""
+    return _central_moments([_math_ops.exp(_sp.gammaln(1.0 + n / c)) for n in (1.0, 2.0, 3.0, 4.0)])
+
+
+def _gennorm_moments(beta):
+    c1, c3, c5 = (_sp.gammaln(n / beta) for n in (1.0, 3.0, 5.0))
+    return 0.0, _math_ops.exp(c3 - c1), 0.0, _math_ops.exp(c5 + c1 - 2.0 * c3) - 3.0
+
+
+def _loggamma_moments(c):
+    variance = _sp.polygamma(1, c)
+    return _sp.digamma(c), variance, _sp.polygamma(2, c) / variance**1.5, _sp.polygamma(3, c) / (variance * variance)
+
+
+def _loggamma_entropy(c):
+    """SciPy's loggamma entropy, ``gammaln(c) - c psi(c) + c``, its asymptotic series from c = 45."""
+    large = c >= 45.0
+    regular = _defined(_math_ops.logical_not(large), lambda c: _sp.gammaln(c) - c * _sp.digamma(c) + c, [c], [1.0], 0.0)
+    u = 1.0 / _math_ops.where(large, c, 45.0)
+    series = 0.5 * (_LOG_2PI + 1.0) + 0.5 * _math_ops.log(u) + u / 6.0 - u**3 / 90.0 + u**5 / 210.0
+    return _math_ops.where(large, series, regular)
+
+
+def _pareto_moments(b):
+    """SciPy's pareto moments: mean for b > 1 and variance for b > 2 (inf below), skewness for b > 3 and excess
+    kurtosis for b > 4 (NaN below)."""
+    return (
+        _defined(b > 1.0, lambda b: b / (b - 1.0), [b], [2.0], _math.inf),
+        _defined(b > 2.0, lambda b: b / (b - 2.0) / (b - 1.0) ** 2, [b], [3.0], _math.inf),
+        _defined(
+            b > 3.0,
+            lambda b: 2.0 * (b + 1.0) * _math_ops.sqrt(b - 2.0) / ((b - 3.0) * _math_ops.sqrt(b)),
+            [b],
+            [4.0],
+            _math.nan,
+        ),
+        _defined(
+            b > 4.0,
+            lambda b: 6.0 * (((b + 1.0) * b - 6.0) * b - 2.0) / (((b - 7.0) * b + 12.0) * b),
+            [b],
+            [5.0],
+            _math.nan,
+        ),
+    )
+
+
+def _invgamma_moments(a):
+    """SciPy's invgamma moments: mean for a > 1 and variance for a > 2 (inf below), skewness for a > 3 and excess
+    kurtosis for a > 4 (NaN below)."""
+    return (
+        _defined(a > 1.0, lambda a: 1.0 / (a - 1.0), [a], [2.0], _math.inf),
+        _defined(a > 2.0, lambda a: 1.0 / (a - 1.0) ** 2 / (a - 2.0), [a], [3.0], _math.inf),
+        _defined(a > 3.0, lambda a: 4.0 * _math_ops.sqrt(a - 2.0) / (a - 3.0), [a], [4.0], _math.nan),
+        _defined(a > 4.0, lambda a: 6.0 * (5.0 * a - 11.0) / (a - 3.0) / (a - 4.0), [a], [5.0], _math.nan),
+    )
+
+
+def _invgamma_entropy(a):
+    """SciPy's invgamma entropy, ``a - (a + 1) psi(a) + gammaln(a)``, its asymptotic series from a = 200."""
+    large = a >= 200.0
+    regular = _defined(
+        _math_ops.logical_not(large),
+        lambda a: a - (a + 1.0) * _sp.digamma(a) + _sp.gammaln(a),
+        [a],
+        [1.0],
+        0.0,
+    )
+    u = 1.0 / _math_ops.where(large, a, 200.0)
+    series = (1.0 + 3.0 * _math_ops.log(u) + _LOG_2PI) / 2.0 + 2.0 / 3.0 * u + u**2 / 12.0 - u**3 / 90.0 - u**4 / 120.0
+    return _math_ops.where(large, series, regular)
+
+
+def _positive_shapes(*shapes):
+    return _all(*(v > 0 for v in shapes)) if len(shapes) > 1 else shapes[0] > 0
+
+
+for _namespace, _name, _shapes, _valid, _moments, _entropy in (
+    (gamma, "gamma", ("a",), _positive_shapes, lambda a: (a, a, 2.0 / _math_ops.sqrt(a), 6.0 / a), _gamma_entropy),
+    (beta, "beta", ("a", "b"), _positive_shapes, _beta_moments, _beta_entropy),
+    (t, "t", ("df",), _positive_shapes, _t_moments, _t_entropy),
+    (
+        chi2,
+        "chi2",
+        ("df",),
+        _positive_shapes,
+        lambda df: (df, 2.0 * df, 2.0 * _math_ops.sqrt(2.0 / df), 12.0 / df),
+        _chi2_entropy,
+    ),
+    (
+        f,
+        "f",
+        ("dfn", "dfd"),
+        lambda dfn, dfd: _all(dfn > 0, dfd > 0, dfn < _math.inf, dfd < _math.inf),
+        _f_moments,
+        _f_entropy,
+    ),
+    (
+        lognorm,
+        "lognorm",
+        ("s",),
+        _positive_shapes,
+        _lognorm_moments,
+        lambda s: 0.5 * (1.0 + _LOG_2PI) + _math_ops.log(s),
+    ),
+    (
+        weibull_min,
+        "weibull_min",
+        ("c",),
+        _positive_shapes,
+        _weibull_moments,
+        lambda c: -_EULER / c - _math_ops.log(c) + _EULER + 1.0,
+    ),
+    (
+        gennorm,
+        "gennorm",
+        ("beta",),
+        _positive_shapes,
+        _gennorm_moments,
+        lambda beta: 1.0 / beta - _math_ops.log(0.5 * beta) + _sp.gammaln(1.0 / beta),
+    ),
+    (loggamma, "loggamma", ("c",), _positive_shapes, _loggamma_moments, _loggamma_entropy),
+    (pareto, "pareto", ("b",), _positive_shapes, _pareto_moments, lambda b: 1.0 + 1.0 / b - _math_ops.log(b)),
+    (invgamma, "invgamma", ("a",), _positive_shapes, _invgamma_moments, _invgamma_entropy),
+):
+    vars(_namespace).update(_summaries(_name, _shapes, _valid, _moments, _entropy, scaled=True))
+del _namespace, _name, _shapes, _valid, _moments, _entropy
 
 
 # ------------------------------------------------------------------ truncnorm
@@ -2409,6 +2827,22 @@ poisson = SimpleNamespace(
     **_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
 )
 
+
+def _quiet(method):
+    """``method`` with NumPy's floating-point warnings off while it runs: the methods take each formula at the
+    support's ends and off it on purpose (log 0 = -inf is logcdf's value at the lower end, a branch not taken meets
+    0 / 0), and they leaked "divide by zero" / "invalid value" RuntimeWarnings from ordinary calls (uniform.logcdf(0),
+    gamma.logpdf at x = loc, t.ppf(0)); the values are unchanged.  (A traced call's kernels, and the backward pass, run
+    later, outside it.)"""
+
+    @_functools.wraps(method)
+    def run(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return method(*args, **kwargs)
+
+    return run
+
+
 __all__ = [
     "bernoulli",
     "beta",
@@ -2444,3 +2878,9 @@ __all__ = [
     "weibull_min",
     "wrapcauchy",
 ]
+
+for _namespace in (globals()[_name] for _name in __all__):
+    for _key, _method in list(vars(_namespace).items()):
+        if callable(_method):
+            setattr(_namespace, _key, _quiet(_method))
+del _namespace, _key, _method

@@ -201,10 +201,12 @@ def test_empty_volume_with_unknown_batch_is_one_clear_error():
 def test_against_tensorflow():
     tf = pytest.importorskip("tensorflow")
     rng = np.random.default_rng(5)
-    # float32: TensorFlow's float64 CPU Conv3D is off for some strided SAME shapes (e.g. width 3, stride 3)
+    # float32: TensorFlow's float64 CPU Conv3D is off for some strided SAME shapes (e.g. width 3, stride 3), and
+    # TF 2.21's float32 one too where a filter width of 1 meets a width stride of 3 on a width divisible by 3
+    # (1x2x3x3x2 input, 3x3x1 filter, strides 2x1x3: off by up to 8.6 against a float64 sliding-window sum)
     for shape, k, s, padding in [
         ((2, 5, 4, 6, 3), (3, 2, 2), (2, 1, 3), "SAME"),
-        ((1, 2, 3, 3, 2), (3, 3, 1), (2, 1, 3), "SAME"),
+        ((1, 2, 3, 4, 2), (3, 3, 1), (2, 1, 3), "SAME"),
         ((1, 4, 5, 3, 2), (2, 3, 1), (3, 4, 2), "VALID"),
         ((2, 3, 3, 3, 1), (1, 1, 1), (1, 1, 1), "SAME"),
     ]:
@@ -256,7 +258,11 @@ _X, _W = np.ones((2, 4, 5, 6, 3)), np.ones((2, 3, 2, 3, 4))
         (lambda: tl.nn.conv3d(_X[0], _W, 1, "SAME"), ValueError, r"^conv3d: input must be 5-D NDHWC"),
         (lambda: tl.nn.conv3d(_X, _W[0], 1, "SAME"), ValueError, r"^conv3d: input must be 5-D .* filters 5-D DHWIO"),
         (lambda: tl.nn.conv3d(_X, _W[:, :, :, :2], 1, "SAME"), ValueError, r"^conv3d: input channels 3 do not match"),
-        (lambda: tl.nn.conv3d(_X.astype(np.int32), _W, 1, "SAME"), TypeError, r"^conv3d: .*floating-point.*int32"),
+        (
+            lambda: tl.nn.conv3d(_X.astype(np.int32), _W.astype(np.int32), 1, "SAME"),
+            TypeError,
+            r"^conv3d: .*floating-point.*int32",
+        ),
         (lambda: tl.nn.conv3d(_X, _W, 1, "SAME", "NHWC"), ValueError, r"^conv3d: data_format must be 'NDHWC' or"),
         (lambda: tl.nn.conv3d(_X, _W, (1, 2), "SAME"), ValueError, r"^conv3d: strides must be .*\(2, 4, 5, 6, 3\)"),
         (lambda: tl.nn.conv3d(_X, _W, (2, 1, 1, 1, 1), "SAME"), ValueError, r"^conv3d: strides must be"),

@@ -453,7 +453,7 @@ def test_transpose_cropping_everything_is_a_clear_error():
 
 def test_layers_are_exported_and_documented():
     new = [
-        "Conv1D", "Conv3D", "Conv2DTranspose", "DepthwiseConv2D", "MaxPool1D", "AvgPool1D", "MaxPool3D", "AvgPool3D",
+        "Conv1D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "DepthwiseConv2D", "MaxPool1D", "AvgPool1D", "MaxPool3D", "AvgPool3D",
         "GlobalAveragePooling1D", "GlobalMaxPooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling2D",
         "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GroupNorm", "InstanceNorm", "SeparableConv2D",
         "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling2D", "PReLU", "SpatialDropout1D",

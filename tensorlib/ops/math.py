@@ -839,7 +839,10 @@ def full_like(x, value, dtype=None) -> Tensor:
         if None in x.shape:  # a traced size left open: broadcast against x itself
             return filled + zeros_like(x, filled.dtype)
         return broadcast_to(filled, x.shape)
-    return apply(_full_like, (x,), {"value": value, "dtype": None if dtype is None else _dt.as_dtype(dtype)})
+    x = dispatch.as_tensor(x)
+    dtype = None if dtype is None else _dt.as_dtype(dtype)
+    dispatch.check_int_range(value, x.dtype if dtype is None else dtype, f"full_like (x shape {x.shape}): value")
+    return apply(_full_like, (x,), {"value": value, "dtype": dtype})
 
 
 def zeros_like(x, dtype=None) -> Tensor:

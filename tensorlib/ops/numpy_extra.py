@@ -548,7 +548,13 @@ def insert(arr, obj, values, axis=None) -> Tensor:
     elif isinstance(obj, Tensor):
         obj = obj.numpy()
     idx = np.asarray(obj)
-    if idx.dtype == bool or (idx.size and idx.dtype.kind not in "iu") or idx.ndim > 1:
+    if idx.dtype == bool:
+        # NumPy 2: a boolean obj is a mask, inserting before its True positions (np.flatnonzero; its length is not
+        # checked); a 0-d one is a ValueError.
+        if idx.ndim != 1:
+            raise ValueError(f"insert: boolean array argument obj must be one dimensional, got shape {idx.shape}")
+        idx = np.flatnonzero(idx)
+    if (idx.size and idx.dtype.kind not in "iu") or idx.ndim > 1:
         raise IndexError(f"insert: index obj must be an integer or a 1-d sequence of integers, got {obj!r:.60}")
     idx = idx.astype(np.int64)
     if ((idx < -size) | (idx > size)).any():

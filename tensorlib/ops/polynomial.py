@@ -247,8 +247,10 @@ def roots(p) -> Tensor:
     eager mode leading zeros are stripped, as NumPy; under ``tl.function`` the coefficients are taken
     as they are (JAX's ``strip_zeros=False``), so the first must not be zero.  Trailing zeros give exact
     zero roots, and differentiable ones: stripping them, as NumPy and JAX do, would cut every root's
-    dependence on those coefficients.  In LAPACK's order (sort with ``sort_complex``); differentiable where
-    the roots are simple.
+    dependence on those coefficients.  In eager mode the roots come in ``np.roots``' order (with trailing zeros:
+    the other roots in the order of the stripped polynomial's, then the zeros); under ``tl.function`` in LAPACK's
+    order for the companion matrix of the coefficients as given, which differs where the coefficients end in zeros
+    (sort with ``sort_complex`` to compare).  Differentiable where the roots are simple.
 
     >>> import tensorlib as tl
     >>> sorted(tl.roots(tl.tensor([1.0, -3.0, 2.0])).numpy().real.round(6).tolist())
@@ -270,7 +272,21 @@ def roots(p) -> Tensor:
     # roots come out exactly 0 (as NumPy's appended zeros), and every root keeps its dependence on them.
     first = shape_ops.reshape(-p[1:] / p[0], (1, n - 1))
     companion = shape_ops.concat([first, creation.eye(n - 2, n - 1, dtype=p.dtype)], axis=0)
-    return math_ops.cast(eigvals(companion), dtype)
+    out = math_ops.cast(eigvals(companion), dtype)
+    if not p.is_symbolic:
+        values = np.asarray(p.numpy())
+        trailing = n - 1 - int(np.flatnonzero(values)[-1])
+        if trailing:
+            # LAPACK orders the larger companion matrix's eigenvalues differently from the stripped one's: put
+            # them in np.roots' order (the stripped polynomial's roots, then the zeros), each matched to its
+            # nearest, so values and gradients are this matrix's.
+            order, free = [], np.abs(out.numpy()) >= 0
+            for r in np.roots(values):
+                j = int(np.argmin(np.where(free, np.abs(out.numpy() - r), np.inf)))
+                order.append(j)
+                free[j] = False
+            out = shape_ops.take(out, np.asarray(order, np.int64), axis=0)
+    return out
 
 
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):

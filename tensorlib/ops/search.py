@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import apply, as_tensor, as_tensors
+from ..dispatch import apply, as_tensor, as_tensors, check_int_range
 from ..grad.registry import register_gradient
 from ..tensor import Tensor
 from . import math as math_ops
@@ -408,6 +408,7 @@ def _unique_of_size(x, flags, size, fill_value):
         raise TypeError(
             f"unique: fill_value must be a Python number or None, got {type(fill_value).__name__} ({where})"
         )
+    check_int_range(fill_value, x.dtype, f"unique ({where}): fill_value")
     if axis is not None:
         return _unique_of_size_along(x, flags, size, fill_value)
     flat = shape_ops.reshape(x, (1, -1))

@@ -828,7 +828,11 @@ def log_gamma_tail(a, x, upper) -> Tensor:
     beyond ``a + 1`` on the tail's side) the prefactor in Loader's form plus the log of the series or continued
     fraction; above 1/2 ``log1p`` of minus the other tail; elsewhere the log of ``gammaincc`` or ``gammainc``.  ``a > 0``, ``x >= 0`` (float64)."""
     w = math_ops.where
-    value = gammaincc(a, x) if upper else gammainc(a, x)
+    if upper:  # Q(a, 0) = 1 from a stand-in: its slope there (-inf for a < 1) met the unused log's 0, NaN
+        origin = math_ops.equal(x, 0.0)
+        value = w(origin, 1.0, gammaincc(a, w(origin, 1.0, x)))
+    else:
+        value = gammainc(a, x)
     beyond = x > a + 1.0 if upper else x < a + 1.0
     far = all_of(value < 1e-280, beyond, x > 0, x < _math.inf)
     a_far, x_far = w(far, a, 1.0), w(far, x, 3.0 if upper else 0.5)

@@ -1,5 +1,5 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
-:mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.volume` (conv3d, 3-D pools), :mod:`.composed` (space_to_depth, losses, prelu,
+:mod:`.conv_composed` (conv1d, conv1d_transpose, depthwise_conv2d), :mod:`.volume` (conv3d, conv3d_transpose, 3-D pools), :mod:`.composed` (space_to_depth, losses, prelu,
 instance_norm, in_top_k, 1-D pools, attention), :mod:`.pool`, :mod:`.activations` and
 :mod:`.extra_activations`, :mod:`.torch_activations` (PyTorch's shrinks, softmin, threshold, rrelu), :mod:`.losses`, :mod:`.loss_functions` (PyTorch's), :mod:`.margin_losses` (PyTorch's margin and embedding losses), :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
 and :mod:`.dropout`.
@@ -39,7 +39,7 @@ from .composed import (
     weighted_cross_entropy_with_logits,
 )
 from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
-from .conv_composed import conv1d, depthwise_conv2d
+from .conv_composed import conv1d, conv1d_transpose, depthwise_conv2d
 from .dropout import dropout
 from .embedding import embedding_lookup
 from .extra_activations import (
@@ -102,7 +102,7 @@ from .margin_losses import (
 from .normalization import group_norm, l2_normalize, layer_norm, normalize, rms_norm
 from .pool import avg_pool, lp_pool, max_pool, max_unpool
 from .torch_activations import hardshrink, rrelu, softmin, softshrink, tanhshrink, threshold
-from .volume import avg_pool3d, conv3d, max_pool3d
+from .volume import avg_pool3d, conv3d, conv3d_transpose, max_pool3d
 from .window_pool import fold, fractional_max_pool2d, unfold
 
 __all__ = [
@@ -116,11 +116,13 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "celu",
     "conv1d",
+    "conv1d_transpose",
     "conv2d",
     "conv2d_backprop_filter",
     "conv2d_backprop_input",
     "conv2d_transpose",
     "conv3d",
+    "conv3d_transpose",
     "cosine_similarity",
     "cross_entropy",
     "ctc_loss",

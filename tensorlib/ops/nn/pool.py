@@ -9,9 +9,11 @@ from ...backends import numpy_nn as _kernels
 from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
 from ...tensor import Tensor
+from .. import math as math_ops
+from .. import reduce as reduce_ops
 from .. import shape as shape_ops
-from ..numpy_more import put_along_axis
 from ..registry import defop, spec
+from ..shape import _positions_like
 from ._common import (
     _batch,
     _check_float,
@@ -43,6 +45,7 @@ from .window_pool import (
     scaled,
     spatial_axes,
     tf_padding,
+    torch_ints,
     where_of,
     window,
 )
@@ -304,6 +307,14 @@ def torch_pool(
         geometry(x.shape[a], k[i], s[i], d[i], pads if isinstance(pads, str) else pads[i], ceil_mode, name, where)
         for i, a in enumerate(axes)
     ]
+    if torch_ints(padding, rank):  # PyTorch's padding=p: at most half the window, as PyTorch refuses more
+        for p, ki, di in zip(pads, k, d):
+            effective = ki if kind == "avg" else di * (ki - 1) + 1
+            if 2 * p[0] > effective:
+                raise ValueError(
+                    f"{name}: padding {padding!r} must be at most half of the effective window {effective} (ksize "
+                    f"{k}, dilations {d}), as PyTorch's; give ((before, after), ...) pairs to pad more {where}"
+                )
     if kind == "max":
         if return_indices or rank == 3 or max(d) > 1:
             return gathered_max(x, axes, geoms, k, s, d, bool(return_indices), name)
@@ -495,12 +506,22 @@ def max_unpool(input, indices, ksize, strides=None, padding=0, data_format=None,
     channels = x.shape[1] if first else x.shape[-1]
     pooled = int(np.prod([x.shape[a] for a in axes]))
     flat = (batch, channels, pooled) if first else (batch, pooled, channels)
-    if None in x.shape:  # put_along_axis writes into an array of known shape
-        raise ValueError(f"{name}: the input's sizes must be known (traced with an unknown size) {where}")
-    zeros = np.zeros((batch, channels, cells) if first else (batch, cells, channels), x.dtype)
-    out = put_along_axis(zeros, shape_ops.reshape(idx, flat), shape_ops.reshape(x, flat), axis=2 if first else 1)
-    shape = (batch, channels, *sizes) if first else (batch, *sizes, channels)
-    return shape_ops.reshape(out, shape)
+    values, positions = shape_ops.reshape(x, flat), shape_ops.reshape(idx, flat)
+    if not first:
+        values, positions = shape_ops.transpose(values, (0, 2, 1)), shape_ops.transpose(positions, (0, 2, 1))
+    # one scatter into the flattened (batch, channels, cells) zeros, whose batch may be known only when a graph
+    # runs: each (example, channel) row's offset comes from its position in a (batch, channels, 1) zeros
+    row = math_ops.zeros_like(reduce_ops.sum(values, axis=2, keepdims=True))
+    linear = _positions_like(row) * cells + positions
+    if idx.is_symbolic:  # known only when a graph runs: an index outside its row is out of bounds, not its neighbour's
+        inside = math_ops.logical_and(positions >= 0, positions < cells)
+        linear = math_ops.where(inside, linear, np.iinfo(np.int64).max)
+    zeros = shape_ops.reshape(row + np.zeros(cells, x.dtype), (-1,))
+    out = shape_ops.tensor_scatter_nd_update(
+        zeros, shape_ops.reshape(linear, (-1, 1)), shape_ops.reshape(values, (-1,))
+    )
+    out = shape_ops.reshape(out, (batch, channels, *sizes))
+    return out if first else shape_ops.transpose(out, (0, *range(2, 2 + rank), 1))
 
 
 @_op_type(None, tensors=("input",))
