@@ -2827,6 +2827,22 @@ poisson = SimpleNamespace(
     **_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
 )
 
+
+def _quiet(method):
+    """``method`` with NumPy's floating-point warnings off while it runs: the methods take each formula at the
+    support's ends and off it on purpose (log 0 = -inf is logcdf's value at the lower end, a branch not taken meets
+    0 / 0), and they leaked "divide by zero" / "invalid value" RuntimeWarnings from ordinary calls (uniform.logcdf(0),
+    gamma.logpdf at x = loc, t.ppf(0)); the values are unchanged.  (A traced call's kernels, and the backward pass, run
+    later, outside it.)"""
+
+    @_functools.wraps(method)
+    def run(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return method(*args, **kwargs)
+
+    return run
+
+
 __all__ = [
     "bernoulli",
     "beta",
@@ -2862,3 +2878,9 @@ __all__ = [
     "weibull_min",
     "wrapcauchy",
 ]
+
+for _namespace in (globals()[_name] for _name in __all__):
+    for _key, _method in list(vars(_namespace).items()):
+        if callable(_method):
+            setattr(_namespace, _key, _quiet(_method))
+del _namespace, _key, _method

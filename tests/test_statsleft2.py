@@ -245,3 +245,31 @@ def test_wrapcauchy_cdf_and_ppf_gradients():
     np.testing.assert_allclose(gq.numpy(), 1 / ss.wrapcauchy.pdf(ss.wrapcauchy.ppf(q.numpy(), c), c), rtol=1e-10)
     gi = tl.grad(lambda q: tl.sum(tl.stats.wrapcauchy.isf(q, c)))(q)
     np.testing.assert_allclose(gi.numpy(), -gq.numpy()[::-1], rtol=1e-10)
+
+
+# ---------------------------------------------------------------- no RuntimeWarning from ordinary calls
+@pytest.mark.parametrize(
+    "name, method, arg, shapes",
+    [
+        ("uniform", "logcdf", [0.0, 0.5, 1.0, 2.0], ()),
+        ("uniform", "logsf", [0.0, 0.5, 1.0, 2.0], ()),
+        ("gamma", "logpdf", [-1.0, 0.0, 1.0], (0.5,)),
+        ("gamma", "pdf", [-1.0, 0.0, 1.0], (0.5,)),
+        ("weibull_min", "pdf", [-1.0, 0.0, 1.0], (0.5,)),
+        ("pareto", "logcdf", [0.5, 1.0, 2.0], (2.0,)),
+        ("wrapcauchy", "logcdf", [0.0, 1.0], (0.5,)),
+        ("t", "ppf", [0.0, 0.3, 1.0], (3.0,)),
+        ("t", "isf", [0.0, 0.3, 1.0], (3.0,)),
+        ("bernoulli", "logcdf", [-1.0, 0.0, 1.0], (0.3,)),
+        ("bernoulli", "logsf", [-1.0, 0.0, 1.0], (0.3,)),
+    ],
+)
+def test_ordinary_calls_leak_no_runtime_warning_and_keep_scipys_values(name, method, arg, shapes):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = getattr(getattr(tl.stats, name), method)(_t(arg), *shapes).numpy()
+    with np.errstate(all="ignore"):
+        want = getattr(getattr(ss, name), method)(np.array(arg), *shapes)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -167,3 +167,108 @@ def test_ordinary_images_keep_fourier_gemm(dtype):
     got = conv_kernels.conv2d(contrast, w.astype(dtype), (1, 1), (1, 1), PADS)
     exact, scale = _reference_conv(contrast, w), _reference_conv(np.abs(contrast), np.abs(w))
     assert _local_error(got, exact, scale) < (LOCAL_TOL if dtype == np.float32 else 1e-13)
+
+
+# The check's decisions against window scales computed here by their definition, on geometries with strides,
+# dilations and uneven padding: (in_hw, kernel_hw, strides, dilations, pads).
+GEOMETRIES = [
+    ((14, 14), (5, 5), (1, 1), (1, 1), ((2, 2), (2, 2))),
+    ((9, 11), (3, 2), (2, 3), (1, 2), ((1, 0), (2, 1))),
+    ((8, 8), (3, 3), (1, 1), (2, 2), ((0, 0), (0, 0))),
+    ((7, 10), (4, 1), (3, 1), (1, 1), ((3, 2), (0, 0))),
+]
+
+
+def _geometry(case):
+    from tensorlib.backends.numpy_nn.blocks import _Geometry
+
+    return _Geometry.build("conv2d", *case)
+
+
+def _reference_window_scales(mass, geometry, transposed):
+    """float64 ``(batch, rows, cols)`` window scales by their definition, output by output and tap by tap:
+    an output's window sums the mass of the input cells it reads; transposed, an input cell sums the mass of
+    the outputs whose windows read it."""
+    (in_h, in_w), (out_h, out_w) = geometry.in_hw, geometry.out_hw
+    (top, _), (left, _) = geometry.pads
+    mass = mass.astype(np.float64)
+    scales = np.zeros((mass.shape[0], *(geometry.in_hw if transposed else geometry.out_hw)))
+    for oh in range(out_h):
+        for ow in range(out_w):
+            for i in range(geometry.kernel_hw[0]):
+                for j in range(geometry.kernel_hw[1]):
+                    r = oh * geometry.strides[0] + i * geometry.dilations[0] - top
+                    c = ow * geometry.strides[1] + j * geometry.dilations[1] - left
+                    if 0 <= r < in_h and 0 <= c < in_w:
+                        if transposed:
+                            scales[:, r, c] += mass[:, oh, ow]
+                        else:
+                            scales[:, oh, ow] += mass[:, r, c]
+    return scales
+
+
+def _reference_loses(signal, geometry, transposed):
+    scales = _reference_window_scales(np.abs(signal.astype(np.float64)).sum(-1), geometry, transposed)
+    scales = scales.reshape(len(scales), -1)
+    dimmest = np.where(scales > 0, scales, np.inf).min(axis=1)
+    return bool(np.any(dimmest * 2**9 < scales.max(axis=1)))
+
+
+@pytest.mark.parametrize("case", GEOMETRIES)
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_check_decides_as_the_window_scales_say(case, transposed, dtype):
+    """``loses_dim_windows`` against the decision from float64 window scales by definition, image kind by
+    image kind: random, a dim half 1e6 or 1e3 times dimmer, a bright spot, tiny (subnormal in float32) values
+    next to ones, uniformly tiny images, zeros, one nonzero pixel, and contrasts of 100 and 5000 between
+    the channels' halves."""
+    geometry = _geometry(case)
+    rng = np.random.default_rng(6)
+    hw = geometry.out_hw if transposed else geometry.in_hw
+    shape = (4, *hw, 3)
+    tiny = 1e-42 if dtype == np.float32 else 1e-310
+
+    def halves(ratio):
+        values = rng.uniform(-1, 1, shape)
+        values[:, :, hw[1] // 2 :] /= ratio
+        return values
+
+    spot = rng.uniform(-1, 1, shape) * 1e-6
+    spot[:, :1, :1] = 1.0
+    next_to_tiny = np.ones(shape)
+    next_to_tiny[:, hw[0] // 2 :] = tiny
+    single = np.zeros(shape)
+    single[:, hw[0] // 2, hw[1] // 2, 1] = -3.0
+    kinds = {
+        "random": rng.standard_normal(shape),
+        "halves 1e6": halves(1e6),
+        "halves 1e3": halves(1e3),
+        "halves 1e2": halves(1e2),
+        "halves 5e3": halves(5e3),
+        "spot": spot,
+        "next to tiny": next_to_tiny,
+        "uniformly tiny": np.full(shape, tiny),
+        "zeros": np.zeros(shape),
+        "single": single,
+    }
+    for name, signal in kinds.items():
+        signal = signal.astype(dtype)
+        assert fourier.loses_dim_windows(signal, geometry, transposed) == _reference_loses(
+            signal, geometry, transposed
+        ), name
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_check_trades_fourier_gemm_away_for_an_inf_or_an_overflow(transposed):
+    """An inf in the signal, or channels each finite whose magnitudes' sum overflows float32, make that
+    image's windows infinitely brighter than the rest: the check trades fourier_gemm away (which alternative
+    window sums must keep, where inf times 0 is NaN); an image of ones does not."""
+    geometry = _geometry(GEOMETRIES[0])
+    signal = np.ones((2, 14, 14, 4), np.float32)
+    signal[1, 0, 0, 0] = np.inf
+    assert fourier.loses_dim_windows(signal, geometry, transposed)
+    signal[1, 0, 0] = 3e38  # each finite, their sum over channels not
+    with np.errstate(over="ignore"):
+        assert fourier.loses_dim_windows(signal, geometry, transposed)
+    signal[1] = 1.0
+    assert not fourier.loses_dim_windows(signal, geometry, transposed)

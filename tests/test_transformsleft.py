@@ -230,3 +230,111 @@ def test_remat_policies_match_jax_checkpoint(name):
     got = tl.grad(tl.remat(_block, policy=_POLICIES[name]), argnums=(0, 1))(tl.tensor(_X), tl.tensor(_W))
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.numpy(), np.asarray(e), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ custom_jvp(symbolic_zeros=True)
+def _sin_times(symbolic_where, seen):
+    @tl.custom_jvp
+    def f(x, y):
+        return tl.sin(x) * y
+
+    def rule(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        seen.append((isinstance(tx, tl.SymbolicZero), isinstance(ty, tl.SymbolicZero)))
+        parts = []
+        if not isinstance(tx, tl.SymbolicZero):
+            parts.append(tl.cos(x) * y * tx)
+        if not isinstance(ty, tl.SymbolicZero):
+            parts.append(tl.sin(x) * ty)
+        out = f(x, y)
+        if not parts:
+            return out, tl.SymbolicZero.from_primal_value(out)
+        return out, parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+    if symbolic_where == "constructor":
+        f = tl.custom_jvp(f.fun, symbolic_zeros=True)
+        f.defjvp(rule)
+    else:
+        f.defjvp(rule, symbolic_zeros=True)
+    return f
+
+
+@pytest.mark.parametrize("where", ["constructor", "defjvp"])
+def test_custom_jvp_symbolic_zeros_marks_the_inputs_held_fixed(where):
+    # custom_jvp had no symbolic_zeros: a rule could not tell an input held fixed from one with a zero tangent.
+    seen = []
+    f = _sin_times(where, seen)
+    x, y = tl.tensor(1.0, dtype="float64"), tl.tensor(2.0, dtype="float64")
+    np.testing.assert_allclose(float(tl.grad(f)(x, y)), np.cos(1.0) * 2.0, rtol=1e-14)
+    assert seen[-1] == (False, True)
+    np.testing.assert_allclose(float(tl.grad(f, argnums=1)(x, y)), np.sin(1.0), rtol=1e-14)
+    assert seen[-1] == (True, False)
+    gx, gy = tl.grad(f, argnums=(0, 1))(x, y)
+    assert seen[-1] == (False, False) and np.allclose([float(gx), float(gy)], [np.cos(1.0) * 2.0, np.sin(1.0)])
+    _, t = tl.jvp(lambda a: f(a, y), (x,), (tl.tensor(1.0, dtype="float64"),))
+    assert seen[-1] == (False, True) and np.isclose(float(t), np.cos(1.0) * 2.0)
+    # The same tensor in both places: both perturbed.
+    np.testing.assert_allclose(float(tl.grad(lambda a: f(a, a))(x)), np.cos(1.0) + np.sin(1.0), rtol=1e-14)
+    assert seen[-1] == (False, False)
+    # Second order, float64 central differences of the NumPy formula as the reference.
+    np.testing.assert_allclose(float(tl.hessian(f)(x, y)), -np.sin(1.0) * 2.0, rtol=1e-14)
+    # A trainable Variable is watched when the op reads it: never a symbolic zero under a tape.
+    v = tl.Variable(2.0, dtype="float64")
+    with tl.GradientTape() as tape:
+        z = f(x, v)
+    np.testing.assert_allclose(float(tape.gradient(z, v)), np.sin(1.0), rtol=1e-14)
+    # Traced or mapped every float tensor gets a tangent (which ones are differentiated is not known there).
+    np.testing.assert_allclose(float(tl.function(tl.grad(f))(x, y)), np.cos(1.0) * 2.0, rtol=1e-14)
+    xs, ys = np.array([1.0, 2.0]), np.array([2.0, 3.0])
+    np.testing.assert_allclose(tl.vmap(tl.grad(f))(tl.tensor(xs), tl.tensor(ys)).numpy(), np.cos(xs) * ys, 1e-14)
+
+
+def test_custom_jvp_rule_may_return_a_symbolic_zero_output_tangent():
+    @tl.custom_jvp
+    def pair(x, y):
+        return tl.exp(x), y * 2.0
+
+    @pair.defjvp
+    def pair_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        out = pair(x, y)
+        return out, (
+            tl.exp(x) * tx,
+            tl.SymbolicZero.from_primal_value(out[1]) if isinstance(ty, tl.SymbolicZero) else ty * 2.0,
+        )
+
+    pair.symbolic_zeros = True
+    x, y = tl.tensor([0.5, 1.0], dtype="float64"), tl.tensor([3.0], dtype="float64")
+    g = tl.grad(lambda x: tl.sum(pair(x, y)[0]) + tl.sum(pair(x, y)[1]))(x)
+    np.testing.assert_allclose(g.numpy(), np.exp([0.5, 1.0]), rtol=1e-14)
+    assert repr(tl.SymbolicZero.from_primal_value(y)) == "SymbolicZero(shape=(1,), dtype=float64)"
+    with pytest.raises(TypeError, match="custom_jvp: symbolic_zeros must be a bool, got 'yes'"):
+        tl.custom_jvp(lambda x: x, symbolic_zeros="yes")
+
+
+def test_custom_jvp_symbolic_zeros_matches_jax():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    from jax.custom_derivatives import SymbolicZero
+
+    seen = []
+
+    @jax.custom_jvp
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    def rule(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        seen.append((isinstance(tx, SymbolicZero), isinstance(ty, SymbolicZero)))
+        tx = jnp.zeros_like(x) if isinstance(tx, SymbolicZero) else tx
+        ty = jnp.zeros_like(y) if isinstance(ty, SymbolicZero) else ty
+        return f(x, y), jnp.cos(x) * y * tx + jnp.sin(x) * ty
+
+    f.defjvp(rule, symbolic_zeros=True)
+    ours = []
+    g = _sin_times("defjvp", ours)
+    for argnums in (0, 1):
+        expected = jax.grad(f, argnums=argnums)(1.0, 2.0)
+        got = tl.grad(g, argnums=argnums)(tl.tensor(1.0, dtype="float64"), tl.tensor(2.0, dtype="float64"))
+        assert ours[-1] == seen[-1]
+        np.testing.assert_allclose(float(got), float(expected), rtol=1e-6)
