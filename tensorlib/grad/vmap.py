@@ -1432,20 +1432,19 @@ def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False) -> Tensor:
     """
     if not isinstance(tiled, bool):
         raise TypeError(f"tl.all_gather: tiled must be a bool, got {type(tiled).__name__} {tiled!r}")
-    rank = dispatch.as_tensor(x).ndim
-    positions = rank if tiled else rank + 1  # the axes ``axis`` may name: the result's (tiled: x's)
-    if isinstance(axis, bool) or not isinstance(axis, int) or not -positions <= axis < positions:
-        raise ValueError(
-            f"tl.all_gather: axis {axis!r} is out of range for x of rank {rank} with tiled={tiled} "
-            f"(from {-positions} to {positions - 1})"
-        )
-    axis %= positions
 
-    def gather(p, depth):  # p: the named batch on axis 0, the inner vmaps' next, then x's axes
-        moved = _array.moveaxis(p, 0, depth + axis) if depth + axis else p
+    def gather(p, depth):  # p: the named batch on axis 0, the inner vmaps' next, then x's axes (x: a leaf)
+        rank = p.ndim - 1 - depth
+        positions = rank if tiled else rank + 1  # the axes ``axis`` may name: the result's (tiled: x's)
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -positions <= axis < positions:
+            raise ValueError(
+                f"tl.all_gather: axis {axis!r} is out of range for x of rank {rank} with tiled={tiled} "
+                f"(from {-positions} to {positions - 1})"
+            )
+        at = depth + axis % positions
+        moved = _array.moveaxis(p, 0, at) if at else p
         if not tiled:
             return moved
-        at = depth + axis
         shape = tuple(moved.shape)
         if None in shape[:at] + shape[at + 2 :]:  # -1 stands for one unknown size only
             raise NotImplementedError(
@@ -1502,14 +1501,23 @@ def _collective(x, axis_name, what, reduce):
     axis 0 of ``physical`` and the ``depth`` batches of the vmaps inside it next: the result, the same for every
     element of that vmap, keeps those; each inner vmap maps it back to its elements.  Outer tapes (``tl.grad`` of
     ``tl.vmap``) record the ops on the batch; a tape opened inside the mapped function would not, so it is
-    refused (no silent zero gradient)."""
+    refused (no silent zero gradient).  A nested structure (a dict or list of tensors, jax.lax's pytree) is
+    collected leaf by leaf."""
     modes = dispatch.local_state().modes
     if isinstance(axis_name, tuple) and not any(getattr(m, "axis_name", None) == axis_name for m in modes):
         if what == "tl.all_gather":
             raise NotImplementedError(f"tl.all_gather: gathers over one named axis, got the names {axis_name!r}")
+        if not axis_name:  # no axis: x itself, as tensors
+            leaves, treedef = tree.flatten(x)
+            return tree.unflatten(treedef, [dispatch.as_tensor(leaf) for leaf in leaves])
         for name in axis_name:  # several named axes (jax.lax's tuple): over each in turn
             x = _collective(x, name, what, reduce)
-        return dispatch.as_tensor(x)
+        return x
+    if not isinstance(x, Tensor):
+        leaves, treedef = tree.flatten(x)
+        if not (len(leaves) == 1 and leaves[0] is x):
+            _named(axis_name, what)  # an unbound name is refused for an empty structure too
+            return tree.unflatten(treedef, [_collective(leaf, axis_name, what, reduce) for leaf in leaves])
     mode = _named(axis_name, what)
     x = dispatch.as_tensor(x)
     if dispatch.local_state().tapes and x.dtype.kind in "fc":
