@@ -1549,6 +1549,39 @@ def _vonmises_probability(z, kappa, upper):
     return _vonmises_reduced_cdf(-reduced, kappa) - turns if upper else _vonmises_reduced_cdf(reduced, kappa) + turns
 
 
+_VONMISES_BISECTIONS = 16  # [-pi, pi] to 1e-4, then Newton's steps (quadratic) to float64's precision
+_VONMISES_NEWTON_STEPS = 4
+
+
+def _vonmises_quantile(q, kappa, upper):
+    """The ``z`` in [-pi, pi] with ``cdf(z) = q`` (``sf(z) = q`` if ``upper``: from the sf itself, a tiny ``q`` keeps its
+    digits): bisection of the distribution function on [-pi, pi], then Newton's steps kept inside the bracket (SciPy
+    has no closed form: its ppf is a generic root search).  No loop on values, so traced calls agree.  The gradients by
+    the implicit function theorem, ``dz/dq = 1 / pdf(z)`` and ``dz/dkappa = -dF/dkappa / pdf(z)``: one last Newton step
+    from the stopped root with the density stopped, ``z - (F(z, kappa) - q) / pdf(z)``, whose value is the root."""
+    w, stop = _math_ops.where, _math_ops.stop_gradient
+
+    def probability(z, k):
+        return _vonmises_reduced_cdf(-z, k) if upper else _vonmises_reduced_cdf(z, k)
+
+    def density(z, k):
+        return _math_ops.exp(k * (_math_ops.cos(z) - 1.0) - _math.log(2 * _math.pi) - _math_ops.log(_sp.i0e(k)))
+
+    k0, q0 = stop(kappa), stop(q)
+    low = _math_ops.zeros_like(q0 + k0) - _math.pi
+    high = low + 2 * _math.pi
+    for _ in range(_VONMISES_BISECTIONS):
+        middle = 0.5 * (low + high)
+        short = probability(middle, k0) > q0 if upper else probability(middle, k0) < q0  # the root is above middle
+        low, high = w(short, middle, low), w(short, high, middle)
+    z = 0.5 * (low + high)
+    sign = -1.0 if upper else 1.0
+    for _ in range(_VONMISES_NEWTON_STEPS):
+        z = _math_ops.clip(z - sign * (probability(z, k0) - q0) / density(z, k0), low, high)
+    z = stop(z)
+    return z - sign * (probability(z, kappa) - q) / stop(density(z, kappa))
+
+
 vonmises = _family(
     "vonmises",
     -_math.inf,
@@ -1558,6 +1591,8 @@ vonmises = _family(
     logpdf=lambda z, kappa: kappa * (_math_ops.cos(z) - 1.0) - _math.log(2 * _math.pi) - _math_ops.log(_sp.i0e(kappa)),
     cdf=lambda z, kappa: _vonmises_probability(z, kappa, upper=False),
     sf=lambda z, kappa: _vonmises_probability(z, kappa, upper=True),
+    ppf=lambda q, kappa: _vonmises_quantile(q, kappa, upper=False),
+    isf=lambda q, kappa: _vonmises_quantile(q, kappa, upper=True),
     shapes=("kappa",),
     valid=lambda kappa: kappa >= 0,  # SciPy's: kappa = 0 is the uniform distribution on the circle
     periodic=True,
