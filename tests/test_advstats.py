@@ -139,3 +139,112 @@ def test_linear_transpose_of_real_linear_complex_functions(name):
     jax.config.update("jax_enable_x64", True)
     jf = {"conj": jax.numpy.conj, "real": jax.numpy.real, "imag": jax.numpy.imag, "scale": lambda x: x * (1 + 2j)}
     np.testing.assert_allclose(got, np.asarray(jax.linear_transpose(jf[name], np.zeros(3, complex))(c)[0]))
+
+
+# ------------------------------------------------------------------ optimizers: resuming from torch.optim's state
+_SHAPES = [(3,), (2, 2), (4,)]
+
+
+def _grads(i, values):  # a gradient that depends on the parameters, as a real loss's does
+    return [np.sin(v * (i + 1)) + 0.1 * v**2 for v in values]
+
+
+_TORCH_CASES = {
+    "sgd": ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.2, weight_decay=0.01), None),
+    "sgd_nesterov_groups": ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True), [{"lr": 0.05, "momentum": 0.5}]),
+    "adam": ("Adam", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1), None),
+    "adam_amsgrad_groups": ("Adam", dict(lr=0.01), [{"lr": 0.05, "amsgrad": True}]),
+    "adamw": ("AdamW", dict(lr=0.01, weight_decay=0.3, amsgrad=True, maximize=True), None),
+    "rmsprop": ("RMSprop", dict(lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.1), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TORCH_CASES))
+def test_load_torch_state_dict_resumes_as_torch_continues(case):
+    torch = pytest.importorskip("torch")
+    name, settings, more = _TORCH_CASES[case]
+    rng = np.random.default_rng(0)
+    params = [torch.nn.Parameter(torch.tensor(rng.standard_normal(s))) for s in _SHAPES]
+    groups = [{"params": params[:2]}] + ([{"params": params[2:], **more[0]}] if more else [])
+    if not more:
+        groups[0]["params"] = params
+    torch_opt = getattr(torch.optim, name)(groups, **settings)
+
+    def torch_step(i):
+        for p, g in zip(params, _grads(i, [p.detach().numpy() for p in params])):
+            p.grad = torch.tensor(g)
+        torch_opt.step()
+
+    for i in range(5):
+        torch_step(i)
+    variables = [tl.Variable(p.detach().numpy().copy()) for p in params]
+    ours = [{"params": variables[:2]}, {"params": variables[2:]}] if more else variables
+    opt = getattr(tl.optimizers, name)(ours)  # its own defaults: every setting comes from torch's state
+    opt.load_torch_state_dict(torch_opt.state_dict())
+    for i in range(5, 11):
+        torch_step(i)
+        opt.apply([tl.tensor(g) for g in _grads(i, [v.numpy() for v in variables])])
+    for p, v in zip(params, variables):
+        np.testing.assert_allclose(v.numpy(), p.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_load_torch_state_dict_of_adam_by_hand_against_the_formula():
+    # torch's format with NumPy arrays: no torch needed
+    w = tl.Variable(np.array([1.0, -2.0]))
+    m, v, g = np.array([0.1, -0.2]), np.array([0.01, 0.04]), np.array([0.5, 0.5])
+    state = {
+        "state": {0: {"step": np.float32(3.0), "exp_avg": m, "exp_avg_sq": v}},
+        "param_groups": [{"lr": 0.1, "betas": (0.8, 0.9), "eps": 1e-8, "weight_decay": 0, "amsgrad": False,
+                          "maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+                          "fused": None, "decoupled_weight_decay": False, "params": [0]}],
+    }  # fmt: skip
+    opt = tl.optimizers.Adam([w])
+    opt.load_torch_state_dict(state)
+    assert int(opt.iterations.numpy()) == 3 and opt.param_groups[0]["betas"] == (0.8, 0.9)
+    opt.apply([tl.tensor(g)])
+    m4, v4 = 0.8 * m + 0.2 * g, 0.9 * v + 0.1 * g * g
+    expected = np.array([1.0, -2.0]) - 0.1 * (m4 / (1 - 0.8**4)) / (np.sqrt(v4 / (1 - 0.9**4)) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-14)
+
+
+def test_load_torch_state_dict_refuses_what_does_not_fit_and_changes_nothing():
+    a, b = tl.Variable(np.ones(3)), tl.Variable(np.ones(2))
+    group = {"lr": 0.5, "momentum": 0.9, "dampening": 0, "weight_decay": 0, "nesterov": False, "maximize": False}
+    opt = tl.optimizers.SGD([a, b], lr=0.1, momentum=0.1)
+    bad_shape = {"state": {1: {"momentum_buffer": np.ones(3)}}, "param_groups": [{**group, "params": [0, 1]}]}
+    with pytest.raises(ValueError, match=r"parameter 1's 'momentum_buffer' has shape \(3,\).*needs \(2,\)"):
+        opt.load_torch_state_dict(bad_shape)
+    assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[0]["momentum"] == 0.1  # nothing was set
+    with pytest.raises(ValueError, match=r"torch's groups hold \[1\] parameters, this optimizer's \[2\]"):
+        opt.load_torch_state_dict({"state": {}, "param_groups": [{**group, "params": [0]}]})
+    with pytest.raises(ValueError, match="made without them"):
+        tl.optimizers.SGD(0.1).load_torch_state_dict({"state": {}, "param_groups": [{**group, "params": [0, 1]}]})
+    with pytest.raises(ValueError, match="momentum must be >= 0"):
+        opt.load_torch_state_dict({"state": {}, "param_groups": [{**group, "momentum": -1, "params": [0, 1]}]})
+    with pytest.raises(ValueError, match=r"settings \['alpha'\] that SGD does not have"):
+        opt.load_torch_state_dict({"state": {}, "param_groups": [{**group, "alpha": 0.9, "params": [0, 1]}]})
+    with pytest.raises(ValueError, match="state 'exp_avg', which SGD does not keep"):
+        opt.load_torch_state_dict(
+            {"state": {0: {"exp_avg": np.ones(3)}}, "param_groups": [{**group, "params": [0, 1]}]}
+        )
+    adam = {"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.1, "amsgrad": False, "params": [0]}
+    with pytest.raises(ValueError, match="decoupled_weight_decay=True; load it into an AdamW"):
+        tl.optimizers.Adam([a]).load_torch_state_dict(
+            {"state": {}, "param_groups": [{**adam, "decoupled_weight_decay": True}]}
+        )
+    with pytest.raises(ValueError, match="decoupled_weight_decay=False; load it into an Adam"):
+        tl.optimizers.AdamW([a]).load_torch_state_dict(
+            {"state": {}, "param_groups": [{**adam, "decoupled_weight_decay": False}]}
+        )
+    with pytest.raises(NotImplementedError, match="SGD, Adam, AdamW and RMSprop, not of Adagrad"):
+        tl.optimizers.Adagrad([a]).load_torch_state_dict({"state": {}, "param_groups": []})
+    # a parameter torch kept no state for starts afresh; a schedule stays
+    schedule = tl.optimizers.ExponentialDecay(0.3, 1, 0.5)
+    opt = tl.optimizers.SGD([a, b], lr=schedule, momentum=0.9)
+    opt.apply([tl.tensor(np.ones(3)), tl.tensor(np.ones(2))])
+    opt.load_torch_state_dict(
+        {"state": {0: {"momentum_buffer": np.full(3, 2.0)}}, "param_groups": [{**group, "params": [0, 1]}]}
+    )
+    assert opt.learning_rate is schedule
+    np.testing.assert_array_equal(opt.variables["slots"]["1"]["momentum"].numpy(), np.zeros(2))
+    np.testing.assert_array_equal(opt.variables["slots"]["0"]["momentum"].numpy(), np.full(3, 2.0))

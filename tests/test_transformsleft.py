@@ -230,3 +230,188 @@ def test_remat_policies_match_jax_checkpoint(name):
     got = tl.grad(tl.remat(_block, policy=_POLICIES[name]), argnums=(0, 1))(tl.tensor(_X), tl.tensor(_W))
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.numpy(), np.asarray(e), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ custom_jvp(symbolic_zeros=True)
+def _sin_times(symbolic_where, seen):
+    @tl.custom_jvp
+    def f(x, y):
+        return tl.sin(x) * y
+
+    def rule(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        seen.append((isinstance(tx, tl.SymbolicZero), isinstance(ty, tl.SymbolicZero)))
+        parts = []
+        if not isinstance(tx, tl.SymbolicZero):
+            parts.append(tl.cos(x) * y * tx)
+        if not isinstance(ty, tl.SymbolicZero):
+            parts.append(tl.sin(x) * ty)
+        out = f(x, y)
+        if not parts:
+            return out, tl.SymbolicZero.from_primal_value(out)
+        return out, parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+    if symbolic_where == "constructor":
+        f = tl.custom_jvp(f.fun, symbolic_zeros=True)
+        f.defjvp(rule)
+    else:
+        f.defjvp(rule, symbolic_zeros=True)
+    return f
+
+
+@pytest.mark.parametrize("where", ["constructor", "defjvp"])
+def test_custom_jvp_symbolic_zeros_marks_the_inputs_held_fixed(where):
+    # custom_jvp had no symbolic_zeros: a rule could not tell an input held fixed from one with a zero tangent.
+    seen = []
+    f = _sin_times(where, seen)
+    x, y = tl.tensor(1.0, dtype="float64"), tl.tensor(2.0, dtype="float64")
+    np.testing.assert_allclose(float(tl.grad(f)(x, y)), np.cos(1.0) * 2.0, rtol=1e-14)
+    assert seen[-1] == (False, True)
+    np.testing.assert_allclose(float(tl.grad(f, argnums=1)(x, y)), np.sin(1.0), rtol=1e-14)
+    assert seen[-1] == (True, False)
+    gx, gy = tl.grad(f, argnums=(0, 1))(x, y)
+    assert seen[-1] == (False, False) and np.allclose([float(gx), float(gy)], [np.cos(1.0) * 2.0, np.sin(1.0)])
+    _, t = tl.jvp(lambda a: f(a, y), (x,), (tl.tensor(1.0, dtype="float64"),))
+    assert seen[-1] == (False, True) and np.isclose(float(t), np.cos(1.0) * 2.0)
+    # The same tensor in both places: both perturbed.
+    np.testing.assert_allclose(float(tl.grad(lambda a: f(a, a))(x)), np.cos(1.0) + np.sin(1.0), rtol=1e-14)
+    assert seen[-1] == (False, False)
+    # Second order, float64 central differences of the NumPy formula as the reference.
+    np.testing.assert_allclose(float(tl.hessian(f)(x, y)), -np.sin(1.0) * 2.0, rtol=1e-14)
+    # A trainable Variable is watched when the op reads it: never a symbolic zero under a tape.
+    v = tl.Variable(2.0, dtype="float64")
+    with tl.GradientTape() as tape:
+        z = f(x, v)
+    np.testing.assert_allclose(float(tape.gradient(z, v)), np.sin(1.0), rtol=1e-14)
+    # Traced or mapped every float tensor gets a tangent (which ones are differentiated is not known there).
+    np.testing.assert_allclose(float(tl.function(tl.grad(f))(x, y)), np.cos(1.0) * 2.0, rtol=1e-14)
+    xs, ys = np.array([1.0, 2.0]), np.array([2.0, 3.0])
+    np.testing.assert_allclose(tl.vmap(tl.grad(f))(tl.tensor(xs), tl.tensor(ys)).numpy(), np.cos(xs) * ys, 1e-14)
+
+
+def test_custom_jvp_rule_may_return_a_symbolic_zero_output_tangent():
+    @tl.custom_jvp
+    def pair(x, y):
+        return tl.exp(x), y * 2.0
+
+    @pair.defjvp
+    def pair_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        out = pair(x, y)
+        return out, (
+            tl.exp(x) * tx,
+            tl.SymbolicZero.from_primal_value(out[1]) if isinstance(ty, tl.SymbolicZero) else ty * 2.0,
+        )
+
+    pair.symbolic_zeros = True
+    x, y = tl.tensor([0.5, 1.0], dtype="float64"), tl.tensor([3.0], dtype="float64")
+    g = tl.grad(lambda x: tl.sum(pair(x, y)[0]) + tl.sum(pair(x, y)[1]))(x)
+    np.testing.assert_allclose(g.numpy(), np.exp([0.5, 1.0]), rtol=1e-14)
+    assert repr(tl.SymbolicZero.from_primal_value(y)) == "SymbolicZero(shape=(1,), dtype=float64)"
+    with pytest.raises(TypeError, match="custom_jvp: symbolic_zeros must be a bool, got 'yes'"):
+        tl.custom_jvp(lambda x: x, symbolic_zeros="yes")
+
+
+def test_custom_jvp_symbolic_zeros_matches_jax():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    from jax.custom_derivatives import SymbolicZero
+
+    seen = []
+
+    @jax.custom_jvp
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    def rule(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        seen.append((isinstance(tx, SymbolicZero), isinstance(ty, SymbolicZero)))
+        tx = jnp.zeros_like(x) if isinstance(tx, SymbolicZero) else tx
+        ty = jnp.zeros_like(y) if isinstance(ty, SymbolicZero) else ty
+        return f(x, y), jnp.cos(x) * y * tx + jnp.sin(x) * ty
+
+    f.defjvp(rule, symbolic_zeros=True)
+    ours = []
+    g = _sin_times("defjvp", ours)
+    for argnums in (0, 1):
+        expected = jax.grad(f, argnums=argnums)(1.0, 2.0)
+        got = tl.grad(g, argnums=argnums)(tl.tensor(1.0, dtype="float64"), tl.tensor(2.0, dtype="float64"))
+        assert ours[-1] == seen[-1]
+        np.testing.assert_allclose(float(got), float(expected), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ the vmap collectives (not op types: dedicated tests)
+# psum/pmean/pmax/pmin/all_gather/axis_index are functions of a named tl.vmap axis, built from Sum/Mean/Max/Min and
+# moveaxis ops, so the op catalogue (one OpInfo per op type, run unmapped) cannot hold them; these tests are theirs.
+_REDUCE = {
+    "psum": lambda p: p.sum(0),
+    "pmean": lambda p: p.mean(0),
+    "pmax": lambda p: p.max(0),
+    "pmin": lambda p: p.min(0),
+    "all_gather": lambda p: p,
+}
+_BATCH = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0], [0.5, 0.0, 2.0], [-1.0, 7.0, 1.5]])
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCE))
+def test_collectives_take_nested_structures(name):
+    # jax.lax's collectives take pytrees; tl.psum({"a": x}, "i") was "tensor: expected a tensor, array or number,
+    # got dict" (DESIGN §6: nested structures are accepted wherever arguments are).
+    coll = getattr(tl, name)
+    x = tl.tensor(_BATCH)
+    got = tl.vmap(lambda r: coll({"a": r, "b": [r * 2.0, (r,)]}, "i"), axis_name="i")(x)
+    for leaf, scale in ((got["a"], 1.0), (got["b"][0], 2.0), (got["b"][1][0], 1.0)):
+        np.testing.assert_allclose(leaf.numpy(), np.stack([_REDUCE[name](_BATCH * scale)] * 4), rtol=1e-12)
+    g = tl.grad(lambda x: tl.sum(tl.vmap(lambda r: coll({"u": r * r}, "i")["u"], axis_name="i")(x)))(x)
+    fd = central_differences(lambda b: np.sum(np.stack([_REDUCE[name](b * b)] * 4)), _BATCH)
+    np.testing.assert_allclose(g.numpy(), fd, rtol=1e-6, atol=1e-8)
+    with pytest.raises(NameError, match=f"tl.{name}: unbound axis name 'k'"):
+        tl.vmap(lambda r: coll({"a": r}, "k"), axis_name="i")(x)
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCE))
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float16", "float32"])
+def test_collectives_dtypes_match_numpy(name, dtype):
+    batch = (_BATCH > 0) if dtype == "bool" else _BATCH.astype(dtype) if dtype != "int64" else _BATCH.astype(np.int64)
+    got = tl.vmap(lambda r: getattr(tl, name)(r, "i"), axis_name="i")(tl.tensor(batch))
+    want = np.stack([_REDUCE[name](batch)] * 4)
+    if name == "pmean" and dtype in ("int64", "bool"):
+        assert got.dtype == np.float64  # DESIGN §6: a float-valued function of integers is float64
+    elif name == "psum" and dtype == "bool":
+        assert got.dtype == np.int64  # NumPy's sum of bools
+    else:
+        assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want.astype(np.float64), rtol=1e-3)
+
+
+def test_pmax_and_pmin_split_the_gradient_between_tied_elements():
+    # DESIGN §6: ties split, as reduce max/min do (JAX's pmax splits too).
+    x = tl.tensor([1.0, 3.0, 3.0, -2.0, -2.0])
+    g_max = tl.grad(lambda x: tl.sum(tl.vmap(lambda e: tl.pmax(e, "i"), axis_name="i")(x)))(x)
+    g_min = tl.grad(lambda x: tl.sum(tl.vmap(lambda e: tl.pmin(e, "i"), axis_name="i")(x)))(x)
+    np.testing.assert_allclose(g_max.numpy(), [0.0, 2.5, 2.5, 0.0, 0.0])
+    np.testing.assert_allclose(g_min.numpy(), [0.0, 0.0, 0.0, 2.5, 2.5])
+
+
+def test_collectives_to_second_order_and_in_forward_mode():
+    x = np.array([1.0, 2.0, -0.5])
+
+    def f(x):
+        return tl.sum(tl.vmap(lambda e: tl.psum(e * e, "i") * e, axis_name="i")(x))
+
+    # f = (sum x^2)(sum x): grad_k = 2 x_k S1 + S2, hessian_kl = 2 delta_kl S1 + 2 x_k + 2 x_l.
+    s1, s2 = x.sum(), (x * x).sum()
+    np.testing.assert_allclose(tl.hessian(f)(tl.tensor(x)).numpy(), 2 * np.eye(3) * s1 + 2 * x[:, None] + 2 * x[None])
+    _, t = tl.jvp(f, (tl.tensor(x),), (tl.tensor(np.ones(3)),))
+    np.testing.assert_allclose(float(t), np.sum(2 * x * s1 + s2), rtol=1e-12)
+    jac = tl.jacfwd(lambda x: tl.vmap(lambda e: tl.pmean(e * e, "i"), axis_name="i")(x))(tl.tensor(x))
+    np.testing.assert_allclose(jac.numpy(), np.tile(2 * x / 3, (3, 1)), rtol=1e-12)
+
+
+def test_collectives_with_in_axes_and_out_axes():
+    x = tl.tensor(_BATCH)  # mapped over its columns: 3 elements of 4 values
+    got = tl.vmap(lambda c: tl.all_gather(c, "i"), in_axes=1, out_axes=2, axis_name="i")(x)
+    # Element j gathers every column (a (3, 4) stack); out_axes=2 puts the elements last: got[a, b, j] = X[b, a].
+    np.testing.assert_allclose(got.numpy(), np.broadcast_to(_BATCH.T[:, :, None], (3, 4, 3)))
+    got = tl.vmap(lambda c, w: tl.psum(c * w, "i"), in_axes=(1, None), out_axes=1, axis_name="i")(x, tl.tensor(2.0))
+    np.testing.assert_allclose(got.numpy(), np.tile(2.0 * _BATCH.sum(1, keepdims=True), (1, 3)), rtol=1e-12)

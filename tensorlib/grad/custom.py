@@ -16,7 +16,7 @@ from ..ops.math import identity, zeros_like
 from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_gradient, as before)
 from ..ops import registry as registry_ops
 from ..ops.registry import defop, spec
-from ..tensor import Tensor, make
+from ..tensor import Tensor, Variable, make
 from . import registry
 from .registry import Refused, once_per_pass
 from .backprop import rule_site
@@ -386,6 +386,8 @@ class _CustomDerivative:
         # zero: differentiated through them (``grad(lambda n: f(n, x))``), the result ignored them.
         held = [leaf for c in constants for leaf in tree.leaves(c) if isinstance(leaf, Tensor)]
 
+        perturbed = self._perturbed([args[i] for i in positions])
+
         def with_(differentiated):
             full = list(args)
             for i, a in zip(positions, differentiated):
@@ -405,7 +407,8 @@ class _CustomDerivative:
                         "gradients its rule cannot give; pass them as arguments"
                     )
                 filled = [zeros_like(o) if c is None else c for c, o in zip(cotangents, leaves)]
-                returned = self._cotangents(constants, differentiated, residuals, tree.unflatten(treedef, filled))
+                cotangents = tree.unflatten(treedef, filled)
+                returned = self._cotangents(constants, differentiated, residuals, cotangents, perturbed)
                 return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)]
 
             grad_fn.__wrapped__ = self._user_rule()  # errors about the gradients name the user's rule's file:line
@@ -413,6 +416,11 @@ class _CustomDerivative:
 
         run.__name__, run.__qualname__ = getattr(self.fun, "__name__", "the function"), self._name()
         return _with_gradient(run, what=self.kind)(*(args[i] for i in positions), *held)
+
+    def _perturbed(self, differentiated):
+        """Per differentiated argument, per leaf, whether a gradient may be asked through it (only custom_jvp's
+        ``symbolic_zeros`` asks); None: all may."""
+        return None
 
     def _positional(self, args, kwargs) -> tuple:
         """The arguments as positional ones, defaults filled in (JAX's ``resolve_kwargs``): the rules take
@@ -499,7 +507,7 @@ class custom_vjp(_CustomDerivative):
             )
         return returned
 
-    def _cotangents(self, constants, differentiated, residuals, g) -> list:
+    def _cotangents(self, constants, differentiated, residuals, g, perturbed=None) -> list:
         returned = self.bwd(*constants, residuals, g)
         if not isinstance(returned, (tuple, list)) or len(returned) != len(differentiated):
             raise TypeError(
@@ -516,6 +524,9 @@ class custom_jvp(_CustomDerivative):
     returns ``(outputs, output_tangents)``, linear in ``tangents``.  Reverse mode transposes that linear map
     (by a vjp of it, as JAX does), so ``tl.grad``, tapes and ``tl.jvp`` all follow the rule; a rule
     written with tensorlib ops is differentiable again.  An argument without tensors gets a zero tangent.
+    ``symbolic_zeros=True`` (JAX's keyword, here or on :meth:`defjvp`) gives the rule a :class:`SymbolicZero`
+    instead of a zero tensor for each input that no gradient is asked through (eagerly; traced or under
+    ``tl.vmap``, where that is not known when the function is called, every float tensor gets a tangent).
 
     >>> import tensorlib as tl
     >>> @tl.custom_jvp
@@ -532,11 +543,53 @@ class custom_jvp(_CustomDerivative):
     kind, _define = "custom_jvp", "defjvp(rule)"
     jvp = None
 
-    def defjvp(self, jvp):
+    def __init__(self, fun, nondiff_argnums=(), symbolic_zeros: bool = False):
+        super().__init__(fun, nondiff_argnums)
+        self.symbolic_zeros = _checked_flag(symbolic_zeros, "symbolic_zeros")
+
+    def defjvp(self, jvp, symbolic_zeros: bool | None = None):
+        """Give the rule ``jvp(primals, tangents) -> (outputs, output_tangents)``; ``symbolic_zeros=True`` (JAX's
+        keyword, here or on ``custom_jvp``) passes a :class:`SymbolicZero` for each input that no gradient is
+        asked through (its ``shape`` and ``dtype`` say whose), and the rule may return one for an output tangent
+        that is zero.  A rule then skips the work for inputs held fixed:
+
+        >>> import tensorlib as tl
+        >>> @tl.custom_jvp
+        ... def g(x, y):
+        ...     return tl.sin(x) * y
+        >>> def g_jvp(primals, tangents):
+        ...     (x, y), (tx, ty) = primals, tangents
+        ...     out = g(x, y)
+        ...     if isinstance(ty, tl.SymbolicZero):  # y is held fixed: no sin(x) * ty to compute
+        ...         return out, tl.cos(x) * y * tx
+        ...     return out, tl.cos(x) * y * tx + tl.sin(x) * ty
+        >>> _ = g.defjvp(g_jvp, symbolic_zeros=True)
+        >>> round(float(tl.grad(g)(tl.tensor(1.0), tl.tensor(2.0))), 6)
+        1.080605
+        """
         if not callable(jvp):
             raise TypeError(f"custom_jvp: defjvp takes a function, got {jvp!r:.40}")
+        if symbolic_zeros is not None:
+            self.symbolic_zeros = _checked_flag(symbolic_zeros, "symbolic_zeros")
         self.jvp = jvp
         return jvp
+
+    def _perturbed(self, differentiated):
+        if not self.symbolic_zeros:
+            return None
+        st = dispatch.current_state()
+        if st.modes:  # traced or mapped: which tensors a gradient goes through is not known here
+            return None
+        tapes = st.tapes
+
+        def moves(leaf):
+            if not isinstance(leaf, Tensor) or leaf.dtype.kind not in "fc":
+                return False
+            if isinstance(leaf, Variable) and leaf.trainable:  # a tape watches it when the op reads it
+                return bool(tapes)
+            return any(leaf._id in tape._watched for tape in tapes)
+
+        return [[moves(leaf) for leaf in tree.leaves(a)] for a in differentiated]
 
     def defjvps(self, *jvps) -> None:
         """JAX's ``defjvps``: one rule per argument, ``jvp_i(tangent_i, output, *primals)`` giving that
@@ -562,7 +615,11 @@ class custom_jvp(_CustomDerivative):
                     f"custom_jvp: {self._name()} was given {len(jvps)} rules by defjvps for {len(primals)} arguments"
                 )
             out = self(*primals)
-            parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents) if rule is not None]
+            parts = [
+                rule(t, out, *primals)
+                for rule, t in zip(jvps, tangents)
+                if rule is not None and not isinstance(t, SymbolicZero)
+            ]
             if not parts:
                 return out, tree.map(zeros_like, out)
             return out, tree.map(lambda *leaves: functools.reduce(lambda a, b: a + b, leaves), *parts)
@@ -578,7 +635,7 @@ class custom_jvp(_CustomDerivative):
     def _forward(self, args):
         return self.fun(*args), None
 
-    def _cotangents(self, constants, differentiated, residuals, g) -> list:
+    def _cotangents(self, constants, differentiated, residuals, g, perturbed=None) -> list:
         from ..ops import creation
         from .api import vjp
 
@@ -592,15 +649,19 @@ class custom_jvp(_CustomDerivative):
             for k, (leaves, _) in enumerate(layouts)
             if not _holds_no_tensor(differentiated[k])
             for i, leaf in enumerate(leaves)
-            if isinstance(leaf, Tensor) and leaf.dtype.kind in "fc"
+            if isinstance(leaf, Tensor) and leaf.dtype.kind in "fc" and (perturbed is None or perturbed[k][i])
         ]
+        # symbolic_zeros: a SymbolicZero for each leaf held fixed (not perturbed), as JAX passes.
+        no_tangent = SymbolicZero.of if self.symbolic_zeros else _zero_tangent
 
         def tangents_out(*tangents):
-            full = [[_zero_tangent(leaf) for leaf in leaves] for leaves, _ in layouts]
+            full = [[no_tangent(leaf) for leaf in leaves] for leaves, _ in layouts]
             for (k, i), t in zip(slots, tangents):
                 full[k][i] = t
             given = tuple(
-                creation.zeros((), dtype="float64") if _holds_no_tensor(a) else tree.unflatten(treedef, leaves)
+                creation.zeros((), dtype="float64")
+                if _holds_no_tensor(a) and not self.symbolic_zeros
+                else tree.unflatten(treedef, leaves)
                 for a, (_, treedef), leaves in zip(differentiated, layouts, full)
             )
             with self._rule_running():
@@ -638,7 +699,53 @@ class custom_jvp(_CustomDerivative):
             raise ValueError(
                 f"custom_jvp: the rule of {self._name()} returned {problem}; rule defined at {rule_site(self.jvp)}"
             )
+        if any(isinstance(t, SymbolicZero) for t in leaves):
+            return tree.unflatten(
+                out_def, [zeros_like(o) if isinstance(t, SymbolicZero) else t for t, o in zip(leaves, out_leaves)]
+            )
         return tangents
+
+
+class SymbolicZero:
+    """A zero tangent known to be zero (JAX's ``jax.custom_derivatives.SymbolicZero``): what a
+    ``custom_jvp(..., symbolic_zeros=True)`` rule gets for an input that no gradient is asked through, and may
+    return for an output tangent that is zero.  It is not a tensor (tensorlib ops refuse it); ``shape`` and
+    ``dtype`` are those of the primal it stands for.
+
+    >>> import tensorlib as tl
+    >>> tl.SymbolicZero.from_primal_value(tl.ones((2, 3)))
+    SymbolicZero(shape=(2, 3), dtype=float32)
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @staticmethod
+    def from_primal_value(value) -> "SymbolicZero":
+        """The symbolic zero tangent of ``value`` (a tensor, array or number)."""
+        a = value if isinstance(value, (Tensor, np.ndarray)) else np.asarray(value)
+        return SymbolicZero(a.shape, a.dtype)
+
+    @staticmethod
+    def of(leaf):
+        """``from_primal_value`` for a tensor, array or number; None for anything else (a string, None)."""
+        numeric = isinstance(leaf, (Tensor, np.ndarray, np.generic, int, float, complex)) and not isinstance(leaf, bool)
+        return SymbolicZero.from_primal_value(leaf) if numeric else None
+
+    def __repr__(self) -> str:
+        return f"SymbolicZero(shape={self.shape}, dtype={self.dtype})"
+
+
+def _checked_flag(value, name) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"custom_jvp: {name} must be a bool, got {value!r:.60}")
+    return value
 
 
 def _zero_tangent(leaf):

@@ -1472,7 +1472,13 @@ def _collective(x, axis_name, what, reduce):
     axis 0 of ``physical`` and the ``depth`` batches of the vmaps inside it next: the result, the same for every
     element of that vmap, keeps those; each inner vmap maps it back to its elements.  Outer tapes (``tl.grad`` of
     ``tl.vmap``) record the ops on the batch; a tape opened inside the mapped function would not, so it is
-    refused (no silent zero gradient)."""
+    refused (no silent zero gradient).  A nested structure (a dict or list of tensors, jax.lax's pytree) is
+    collected leaf by leaf."""
+    if not isinstance(x, Tensor):
+        leaves, treedef = tree.flatten(x)
+        if not (len(leaves) == 1 and leaves[0] is x):
+            _named(axis_name, what)  # an unbound name is refused for an empty structure too
+            return tree.unflatten(treedef, [_collective(leaf, axis_name, what, reduce) for leaf in leaves])
     mode = _named(axis_name, what)
     x = dispatch.as_tensor(x)
     if dispatch.local_state().tapes and x.dtype.kind in "fc":
