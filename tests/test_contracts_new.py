@@ -411,3 +411,19 @@ def test_logmeanexp_of_float16_is_rounded_once():
         ulps = np.abs(out.numpy().astype(np.float64) - ref) / np.spacing(ref.astype(np.float16)).astype(np.float64)
         assert ulps.max() <= 1.0, ulps.max()
     assert tl.grad(lambda a: tl.sum(tl.nn.logmeanexp(a, axis=1)))(tl.tensor(h)).dtype == np.float16
+
+
+@pytest.mark.parametrize("order", [2**63, 2**64, 1e30, np.uint64(2**63), [1, 2**64]], ids=str)
+@pytest.mark.parametrize("name", ["polygamma", "expn"])
+def test_special_orders_outside_int64_are_an_overflow_error_naming_the_order(name, order):
+    # 1e30 became order -2**63 (astype wraps) and was called 'not a non-negative integer'; 2**63 ran as uint64.
+    with pytest.raises(OverflowError, match=r"^(Polygamma|Expn): the order n .* does not fit in int64$"):
+        getattr(tl.special, name)(order, tl.tensor([1.5, 2.5]))
+
+
+def test_special_orders_given_as_integral_floats_and_unsigned_ints_still_work():
+    # polygamma(1, x) is the trigamma function: pi^2/6 at 1, pi^2/2 at 1/2, pi^2/2 - 4 at 3/2 (closed forms)
+    x = tl.tensor([1.0, 0.5, 1.5], dtype="float64")
+    expected = [np.pi**2 / 6, np.pi**2 / 2, np.pi**2 / 2 - 4]
+    for order in (1, 1.0, np.uint64(1), np.array([1, 1, 1], np.uint8)):
+        np.testing.assert_allclose(tl.special.polygamma(order, x).numpy(), expected, rtol=1e-13)

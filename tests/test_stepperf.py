@@ -272,3 +272,70 @@ def test_check_trades_fourier_gemm_away_for_an_inf_or_an_overflow(transposed):
         assert fourier.loses_dim_windows(signal, geometry, transposed)
     signal[1] = 1.0
     assert not fourier.loses_dim_windows(signal, geometry, transposed)
+
+
+def _alternating(rng, shape, size):
+    """Values of ``size`` whose signs alternate like a checkerboard in image 0's channel 0 (its plain sum
+    cancels: fourier_gemm's frequency-0 guard sees nothing, but its other frequencies overflow float32), small
+    values elsewhere."""
+    values = rng.uniform(-1, 1, shape)
+    checkerboard = (np.arange(shape[1])[:, None] + np.arange(shape[2])[None, :]) % 2
+    values[0, :, :, 0] = size * np.where(checkerboard == 0, 1.0, -1.0)
+    return values
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_huge_values_whose_sums_cancel_do_not_overflow_into_nan(traced):
+    """float32 values of 1e37 with alternating signs: a direct conv's outputs (and gradients) are about 1e34-1e35,
+    finite; fourier_gemm's spectra overflowed at the checkerboard's frequency and gave NaN (the forward and the
+    input gradient), and NaN filter gradients where the input is huge.  Checked against float64 sums here."""
+    rng = np.random.default_rng(7)
+    x = _alternating(rng, (BATCH, SIZE, SIZE, CIN), 1e37)
+    w = rng.uniform(-0.05, 0.05, (K, K, CIN, COUT))
+    dy = _alternating(rng, (BATCH, SIZE, SIZE, COUT), 1e37)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = tl.nn.conv2d(tl.tensor(x.astype(np.float32)), tl.tensor(w.astype(np.float32)), 1, "SAME").numpy()
+    exact, scale = _reference_conv(x, w), _reference_conv(np.abs(x), np.abs(w))
+    assert np.isfinite(y).all()
+    assert _local_error(y, exact, scale) < LOCAL_TOL
+
+    def grads(x, w, dy):
+        with tl.GradientTape() as tape:
+            tape.watch([x, w])
+            loss = tl.sum(tl.nn.conv2d(x, w, 1, "SAME") * dy)
+        return tape.gradient(loss, [x, w])
+
+    small_x = rng.uniform(-1, 1, x.shape)
+    small_dy = rng.uniform(-1, 1, dy.shape)
+    run = tl.function(grads) if traced else grads
+    for xs, dys in ((small_x, dy), (x, small_dy)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            dx, dw = run(
+                tl.tensor(xs.astype(np.float32)), tl.tensor(w.astype(np.float32)), tl.tensor(dys.astype(np.float32))
+            )
+        dx, dw = dx.numpy(), dw.numpy()
+        assert np.isfinite(dx).all() and np.isfinite(dw).all()
+        exact_dx, scale_dx = _reference_input_grad(w, dys), _reference_input_grad(np.abs(w), np.abs(dys))
+        assert _local_error(dx, exact_dx, scale_dx) < LOCAL_TOL
+        windows = np.lib.stride_tricks.sliding_window_view(
+            np.pad(xs, ((0, 0), PADS[0], PADS[1], (0, 0))), (K, K), axis=(1, 2)
+        )
+        exact_dw = np.einsum("nhwcij,nhwo->ijco", windows, dys)
+        scale_dw = np.einsum("nhwcij,nhwo->ijco", np.abs(windows), np.abs(dys))
+        assert _local_error(dw, exact_dw, scale_dw) < LOCAL_TOL
+
+
+def test_ordinary_filters_and_images_stay_far_below_the_overflow_limit():
+    """The overflow guard never trades fourier_gemm away on data of any ordinary size: the LeNet step's second
+    conv with a filter of 1e3 allows images whose magnitudes sum to 1e27 in float32."""
+    geometry = conv_kernels._ConvShapes(
+        "conv2d", (BATCH, SIZE, SIZE, CIN), (K, K, CIN, COUT), (1, 1), (1, 1), PADS, np.float32, None
+    ).geometry
+    limit = fourier.overflow_limit(geometry, np.full((K, K, CIN, COUT), -1e3, np.float32), np.float32)
+    assert 1e27 < limit < np.inf
+    assert fourier.overflow_limit(geometry, np.zeros((K, K, CIN, COUT), np.float32), np.float32) == np.inf
+    images = np.full((2, SIZE, SIZE, CIN), 1e20, np.float32)
+    assert not fourier.loses_dim_windows(images, geometry, False, limit)
+    images[1] = 1e28  # no dim windows, but a sum of 6e31 over the image
+    assert not fourier.loses_dim_windows(images, geometry, False)
+    assert fourier.loses_dim_windows(images, geometry, False, limit)
