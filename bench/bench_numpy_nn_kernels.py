@@ -8,13 +8,17 @@ Not a test: prints the median wall time (ms) of repeated runs.
   conv 5x5 32->64 SAME, relu, maxpool 2; forward plus the backprops of both
   convs (input and filter; none for the first conv's input) and both pools.
 * bn: fused batch norm forward and backward on (128, 28, 28, 32) float32.
+* pool: ``tl.nn.max_pool``/``avg_pool`` with PyTorch's options (padding, ceil_mode, dilations,
+  return_indices, count_include_pad) on (16, 32, 56, 56) float32 NCHW, forward and forward plus
+  backward, through the public functions (dispatch included), next to torch's max_pool2d/avg_pool2d
+  with the same options.
 
 Fresh output arrays cost page faults on first touch, so the numbers move
 with the state of the allocator and the machine: compare within one run.
 
 When PyTorch is installed, the same conv/pool parts run through it too.
 
-    python bench/bench_numpy_nn_kernels.py [--repeats 7] [--only seed|cnn|bn]
+    python bench/bench_numpy_nn_kernels.py [--repeats 7] [--only seed|cnn|bn|pool]
 """
 
 from __future__ import annotations
@@ -171,12 +175,68 @@ def bench_batch_norm(repeats: int) -> None:
     report("backward", median_ms(lambda: nn.fused_batch_norm_backward(y, x, scale, mean, inv_std), repeats))
 
 
+# (label, tl options, torch options): PyTorch's pool options, NCHW; the 3x3/2 pool of a ResNet stem and its kin
+POOLS = [
+    ("max 3/2 pad 1", "max", dict(padding=1), dict(padding=1)),
+    ("max 3/2 pad 1 ceil_mode", "max", dict(padding=1, ceil_mode=True), dict(padding=1, ceil_mode=True)),
+    ("max 3/2 pad 1 dilation 2", "max", dict(padding=1, dilations=2), dict(padding=1, dilation=2)),
+    ("max 3/2 pad 1 return_indices", "max", dict(padding=1, return_indices=True), dict(padding=1, return_indices=True)),
+    (
+        "avg 3/2 pad 1 ceil_mode, no pad count",
+        "avg",
+        dict(padding=1, ceil_mode=True, count_include_pad=False),
+        dict(padding=1, ceil_mode=True, count_include_pad=False),
+    ),
+]
+
+
+def bench_pools(repeats: int) -> None:
+    import tensorlib as tl
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 32, 56, 56)).astype(np.float32)
+    torch = common.import_torch() if common.installed("torch") else None
+    print("pools with PyTorch's options, (16, 32, 56, 56) float32 NCHW, ksize 3, stride 2: forward / fwd+bwd")
+    for label, kind, ours, theirs in POOLS:
+        pool = tl.nn.max_pool if kind == "max" else tl.nn.avg_pool
+
+        def forward(pool=pool, ours=ours):
+            return pool(x, 3, 2, data_format="NCHW", **ours)
+
+        def step(pool=pool, ours=ours):
+            xs = tl.tensor(x)
+            with tl.GradientTape() as tape:
+                tape.watch(xs)
+                y = pool(xs, 3, 2, data_format="NCHW", **ours)
+                y = y[0] if isinstance(y, tuple) else y
+            return tape.gradient(y, xs, output_gradients=tl.ones_like(y))
+
+        line = f"tl {median_ms(forward, repeats):7.1f} / {median_ms(step, repeats):7.1f} ms"
+        if torch is not None:
+            xt = torch.from_numpy(x)
+            function = torch.nn.functional.max_pool2d if kind == "max" else torch.nn.functional.avg_pool2d
+
+            def torch_forward(function=function, theirs=theirs):
+                with torch.no_grad():
+                    return function(xt, 3, 2, **theirs)
+
+            def torch_step(function=function, theirs=theirs):
+                leaf = xt.detach().requires_grad_()
+                y = function(leaf, 3, 2, **theirs)
+                y = y[0] if isinstance(y, tuple) else y
+                y.backward(torch.ones_like(y))
+                return leaf.grad
+
+            line += f"   torch {median_ms(torch_forward, repeats):7.1f} / {median_ms(torch_step, repeats):7.1f} ms"
+        print(f"  {label:<40s} {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--only", choices=("seed", "cnn", "bn"))
+    parser.add_argument("--only", choices=("seed", "cnn", "bn", "pool"))
     args = parser.parse_args()
-    benches = {"seed": bench_seed, "cnn": bench_cnn, "bn": bench_batch_norm}
+    benches = {"seed": bench_seed, "cnn": bench_cnn, "bn": bench_batch_norm, "pool": bench_pools}
     for name, bench in benches.items():
         if args.only in (None, name):
             bench(args.repeats)

@@ -351,7 +351,9 @@ from .grad import (
     value_and_grad,
     vjp,
 )
-from .grad.custom import custom_gradient, custom_jvp, custom_vjp, remat
+from .grad.custom import SymbolicZero, custom_gradient, custom_jvp, custom_vjp, remat
+from .grad import checkpoint_policies
+from .grad.checkpoint_policies import checkpoint_name
 from .ops._explain import eval_shape
 from .grad.vmap import all_gather, axis_index, pmax, pmean, pmin, psum, vmap
 from .ops.math import stop_gradient

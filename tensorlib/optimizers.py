@@ -1292,6 +1292,114 @@ class Optimizer:
     state_dict = Module.state_dict
     load_state_dict = Module.load_state_dict
 
+    # torch.optim's per-parameter state keys -> this optimizer's slot names (None: kept by torch only)
+    _torch_state: dict = {}
+    _TORCH_ONLY = frozenset({"params", "foreach", "capturable", "differentiable", "fused", "initial_lr"})
+
+    def load_torch_state_dict(self, state_dict: dict) -> None:
+        """Resume from a ``torch.optim`` optimizer's ``state_dict()`` (SGD, Adam, AdamW, RMSprop): each group's
+        ``lr`` (unless this group's rate is a schedule), hyperparameters and flags, and each parameter's state
+        (``momentum_buffer``, ``exp_avg``, ``exp_avg_sq``, ``max_exp_avg_sq``, ``square_avg``, ``grad_avg``,
+        Adam's ``step``), copied into the slots' dtype.  This optimizer is made from the same parameters in the
+        same groups and order as torch's: parameter ``j`` of group ``i`` takes the state torch lists at
+        ``param_groups[i]["params"][j]``; one torch has no state for starts afresh.  ``iterations`` becomes the
+        largest ``step`` torch kept (a schedule's step), where it kept one.  The arrays may be torch tensors or
+        NumPy arrays; torch is not imported.  Everything is checked before anything is set: another number of
+        groups or parameters, a shape that differs, a setting this optimizer does not have (Adam's
+        ``decoupled_weight_decay=True`` is AdamW) or a value out of range is an error naming it.
+
+        >>> import numpy as np, tensorlib as tl
+        >>> w = tl.Variable([1.0, 2.0])
+        >>> opt = tl.optimizers.SGD([w], lr=0.1, momentum=0.9)
+        >>> torch_state = {"state": {0: {"momentum_buffer": np.array([0.5, -1.0])}},
+        ...                "param_groups": [{"lr": 0.2, "momentum": 0.9, "dampening": 0, "weight_decay": 0,
+        ...                                  "nesterov": False, "maximize": False, "params": [0]}]}
+        >>> opt.load_torch_state_dict(torch_state)
+        >>> opt.apply([tl.tensor([1.0, 1.0])])  # buf = 0.9 * buf + g; w -= 0.2 * buf
+        >>> [round(x, 6) for x in w.numpy().tolist()]
+        [0.71, 1.98]
+        """
+        who = f"{type(self).__name__}.load_torch_state_dict"
+        if not self._torch_state:
+            raise NotImplementedError(
+                f"{who}: converts the state of torch.optim's SGD, Adam, AdamW and RMSprop, not of {type(self).__name__}"
+            )
+        try:
+            groups, state = list(state_dict["param_groups"]), dict(state_dict["state"])
+        except (TypeError, KeyError):
+            raise TypeError(
+                f"{who}: expected torch.optim's state_dict(), a dict with 'state' and 'param_groups'"
+            ) from None
+        made = self._groups[0]["params"] is not None
+        ours = [self._group_params(i) for i in range(len(self._groups))]
+        if not made or [len(g.get("params", ())) for g in groups] != [len(p) for p in ours]:
+            raise ValueError(
+                f"{who}: torch's groups hold {[len(g.get('params', ())) for g in groups]} parameters, this optimizer's "
+                f"{[len(p) for p in ours] if made else 'none (made without them)'}; make it from the same parameters "
+                "in the same groups, as torch's param_groups"
+            )
+        settings, slots = [], []
+        for i, group in enumerate(groups):
+            given = {k: v for k, v in group.items() if k not in self._TORCH_ONLY}
+            decoupled = bool(given.pop("decoupled_weight_decay", isinstance(self, AdamW)))
+            if isinstance(self, Adam) and decoupled != isinstance(self, AdamW):
+                raise ValueError(
+                    f"{who}: group {i} has decoupled_weight_decay={decoupled}; load it into "
+                    f"{'an AdamW' if decoupled else 'an Adam'}"
+                )
+            given = canonical(type(self), given, who)
+            unknown = sorted(set(given) - set(settable(type(self))))
+            if unknown:
+                raise ValueError(f"{who}: group {i} has settings {unknown} that {type(self).__name__} does not have")
+            with self._using(i):
+                if self._schedule is not None:  # the group's schedule stays; torch's lr was its value
+                    given.pop("learning_rate", None)
+            for name, value in given.items():  # checked as setting them checks, before anything is set
+                if name == "learning_rate":
+                    _non_negative(value, who, f"group {i} lr")
+                elif name in (*type(self)._flag_names, "maximize"):
+                    _flag(value, who, f"group {i} {name}")
+                else:
+                    self._checked(name, value)
+            settings.append(given)
+            for j, (index, var) in enumerate(zip(group["params"], ours[i])):
+                arrays = {}
+                for key, value in state.get(index, {}).items():
+                    if key not in self._torch_state:
+                        raise ValueError(
+                            f"{who}: parameter {index} has state {key!r}, which {type(self).__name__} does not keep"
+                        )
+                    name = self._torch_state[key]
+                    if name is None:
+                        continue
+                    arrays[name] = _torch_array(value)
+                    want = () if name == "step" else _slot_layout(var)[0]
+                    if arrays[name].shape != want:
+                        raise ValueError(
+                            f"{who}: parameter {index}'s {key!r} has shape {arrays[name].shape}, but variable "
+                            f"{var.name!r} (group {i}, position {j}) needs {want}"
+                        )
+                slots.append((i, var, arrays))
+        for i, given in enumerate(settings):
+            with self._using(i):
+                for name, value in given.items():
+                    setattr(self, name, value)
+        steps = []
+        for position, (i, var, arrays) in enumerate(slots):
+            with self._using(i):
+                held = self._slots_for(str(position), var)
+            for name, slot in held.items():
+                if name in arrays:
+                    value = arrays[name].astype(slot.dtype.name)
+                elif name == "step" and "momentum" in arrays:  # SGD with dampening: the buffer took its first step
+                    value = np.int64(1)
+                else:
+                    value = self._slot_begin(name, var)
+                slot.assign(value)
+            steps += [int(arrays["step"])] if "step" in arrays else []
+        if steps:
+            self.iterations.assign(np.int64(max(steps)))
+
     def __getstate__(self) -> dict:
         # Slots are found by their variable's id, and a copy (copy.deepcopy, pickle) of the variable gets a
         # new one: the copy lists them by variable and finds them again by the copied variables' ids.
@@ -1818,6 +1926,13 @@ def _in(value: Tensor, like: Tensor) -> Tensor:
     return value if value.dtype == like.dtype else _math_ops.cast(value, like.dtype)
 
 
+def _torch_array(value) -> np.ndarray:
+    """A torch tensor (read without importing torch) or an array-like, as a NumPy array."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum (PyTorch's form) and Nesterov momentum.
 
@@ -1836,6 +1951,7 @@ class SGD(Optimizer):
 
     _hyperparameters = ("momentum", "weight_decay", "dampening")
     _flag_names = ("nesterov",)
+    _torch_state = {"momentum_buffer": "momentum"}
 
     def __init__(
         self,
@@ -1921,6 +2037,7 @@ class Adam(Optimizer):
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
     _ranges = (("beta_1", "[0, 1)"), ("beta_2", "[0, 1)"))
     _flag_names = ("amsgrad",)
+    _torch_state = {"exp_avg": "m", "exp_avg_sq": "v", "max_exp_avg_sq": "v_max", "step": "step"}
 
     def __init__(
         self,
@@ -2017,6 +2134,7 @@ class RMSprop(Optimizer):
     _hyperparameters = ("rho", "epsilon", "momentum", "weight_decay")
     _ranges = (("rho", "[0, 1)"),)
     _flag_names = ("centered",)
+    _torch_state = {"square_avg": "v", "grad_avg": "mean_grad", "momentum_buffer": "momentum", "step": None}
 
     def __init__(
         self,

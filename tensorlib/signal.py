@@ -2,10 +2,11 @@
 ``stft``, ``inverse_stft``, ``inverse_stft_window_fn`` and the ``hann_window`` / ``hamming_window`` they use,
 with PyTorch's ``blackman_window``, ``bartlett_window`` and ``kaiser_window`` (NumPy's symmetric float64 forms
 ``hamming``, ``hanning``, ``blackman``, ``bartlett`` and ``kaiser`` are at ``tl.``), and SciPy's
-``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch`` and ``periodogram`` and its linear filters ``lfilter``,
-``lfilter_zi``, ``filtfilt``, ``sosfilt``, ``sosfilt_zi`` and ``sosfiltfilt`` (``scipy.signal``'s arguments and
-dtypes; the filters' recursion is one op, ``AllPoleFilter``, differentiable in the coefficients too), with
-``resample`` and ``spectrogram``.
+``fftconvolve``, ``oaconvolve``, ``hilbert``, ``welch``, ``csd``, ``coherence`` and ``periodogram`` and its linear
+filters ``lfilter``, ``lfilter_zi``, ``filtfilt``, ``sosfilt``, ``sosfilt_zi`` and ``sosfiltfilt`` (``scipy.signal``'s
+arguments and dtypes; a filter is two ops, ``FirFilter`` and ``AllPoleFilter``, differentiable in the coefficients
+too, SciPy's C loop on NumPy when SciPy is importable), with ``resample``, ``resample_poly``, ``decimate`` and
+``spectrogram``.
 
 :func:`stft` follows TensorFlow's convention: ``(..., frames, bins)``, frames from the signal's start, no padding
 but ``pad_end``.  :func:`torch_stft` follows PyTorch's: ``(..., bins, frames)``, the signal centred (padded by
@@ -55,6 +56,9 @@ from .tensor import Tensor
 __all__ = [
     "bartlett_window",
     "blackman_window",
+    "coherence",
+    "csd",
+    "decimate",
     "fftconvolve",
     "filtfilt",
     "frame",
@@ -70,6 +74,7 @@ __all__ = [
     "overlap_and_add",
     "periodogram",
     "resample",
+    "resample_poly",
     "sosfilt",
     "sosfilt_zi",
     "sosfiltfilt",
@@ -719,6 +724,100 @@ def _average_power(x, fs, window, nperseg, noverlap, nfft, detrend, return_onesi
     return freqs, _array.moveaxis(power, -1, ax)
 
 
+def _cross_spectral_density(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis,
+                            average, who) -> tuple:  # fmt: skip
+    """``scipy.signal.csd``: the mean (or bias-corrected median, real and imaginary parts apart) over the segments
+    of ``conj(X) Y`` times the scale, the one-sided spectra's bins that stand for two frequencies doubled."""
+    x, y = as_tensor(x), as_tensor(y)
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError(f"{who}: x and y must have at least one axis, got shapes {tuple(x.shape)} and "
+                         f"{tuple(y.shape)}")  # fmt: skip
+    ax_x, ax_y = _axis(axis, x, who, "x", known=True), _axis(axis, y, who, "y", known=True)
+    if 0 in x.shape or 0 in y.shape:  # SciPy's answer for an empty input
+        shape = np.broadcast_shapes(tuple(x.shape), tuple(y.shape)) if x.ndim == y.ndim else ()
+        return _creation.zeros(shape, dtype=_dt.float64), _creation.zeros(shape, dtype=_dt.float64)
+    if average not in ("mean", "median"):
+        raise ValueError(f"{who}: average must be 'mean' or 'median', got {average!r}")
+    nx, ny = x.shape[ax_x], y.shape[ax_y]
+    if nx != ny:  # SciPy pads the shorter signal with zeros at its end
+        short, ax, gap = (x, ax_x, ny - nx) if nx < ny else (y, ax_y, nx - ny)
+        short = _shape.pad(short, [(0, gap) if i == ax else (0, 0) for i in range(short.ndim)])
+        x, y = (short, y) if nx < ny else (x, short)
+    if x.dtype.kind == "c" or y.dtype.kind == "c":
+        return_onesided = False
+    freqs, sx, scale, onesided, nfft, _, _ = _segment_spectra(
+        x, ax_x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who
+    )
+    _, sy, _, _, _, _, _ = _segment_spectra(
+        y, ax_y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who
+    )
+    cross = _elementwise.conj(sx) * sy
+    cross = cross * _math.cast(scale * _bin_weights(onesided, nfft, scale.dtype, x.backend), cross.dtype)
+    count = cross.shape[-2]
+    if average == "median" and count > 1:
+        bias = 1.0 + sum(1.0 / (2 * k + 1) - 1.0 / (2 * k) for k in range(1, (count - 1) // 2 + 1))
+        real = _array.median(_elementwise.real(cross), axis=-2)
+        imag = _array.median(_elementwise.imag(cross), axis=-2)
+        cross = _elementwise.complex_(real, imag) / bias
+    else:
+        cross = _reduce.mean(cross, axis=-2)
+    return freqs, _array.moveaxis(cross, -1, ax_x if x.ndim >= y.ndim else ax_y)
+
+
+def _bin_weights(onesided: bool, nfft: int, dtype, backend):
+    """1 per bin, 2 for the one-sided spectra's bins that stand for two frequencies (all but 0 and, for an even
+    ``nfft``, the last)."""
+    if not onesided:
+        return _creation.ones((nfft,), dtype=dtype, backend=backend)
+    weight = np.full(nfft // 2 + 1, 2.0)
+    weight[0] = 1.0
+    weight[-1] = 1.0 if nfft % 2 == 0 else 2.0
+    return _creation.tensor(weight.astype(dtype), backend=backend)
+
+
+def csd(x, y, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
+        nfft: int | None = None, detrend="constant", return_onesided: bool = True, scaling: str = "density",
+        axis: int = -1, average: str = "mean") -> tuple:  # fmt: skip
+    """The cross power spectral density of ``x`` and ``y`` by Welch's method (``scipy.signal.csd``):
+    ``(frequencies, Pxy)``, the mean over segments of ``conj(X) Y`` with :func:`welch`'s arguments and defaults
+    (``average="median"`` takes the real and imaginary parts' medians apart).  The shorter signal is padded with
+    zeros at its end; the other axes broadcast.  ``Pxy`` is complex (complex64 for float32 signals, complex128
+    otherwise); one-sided unless a signal is complex.  ``csd(x, x)`` is :func:`welch`'s power.  Differentiable in
+    ``x``, ``y``, a window tensor and ``fs``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> t = np.arange(64)
+    >>> f, pxy = tl.signal.csd(np.sin(t * np.pi / 2), np.cos(t * np.pi / 2), fs=4.0, nperseg=16)
+    >>> k = int(np.argmax(np.abs(pxy.numpy())))
+    >>> f.numpy()[k].item(), round(float(np.angle(pxy.numpy()[k]) / np.pi), 3)
+    (1.0, 0.5)
+    """
+    return _cross_spectral_density(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
+                                   axis, average, "csd")  # fmt: skip
+
+
+def coherence(x, y, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
+              nfft: int | None = None, detrend="constant", axis: int = -1) -> tuple:  # fmt: skip
+    """The magnitude squared coherence of ``x`` and ``y`` (``scipy.signal.coherence``): ``(frequencies, Cxy)``,
+    ``|Pxy|**2 / (Pxx Pyy)`` from :func:`csd` and :func:`welch` with these arguments (one-sided, density scaling,
+    mean averages), between 0 and 1.  Real (float32 for float32 signals, float64 otherwise).  Differentiable in
+    ``x``, ``y``, a window tensor and ``fs``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.standard_normal(256)
+    >>> f, c = tl.signal.coherence(x, 2 * x, nperseg=32)
+    >>> bool(np.allclose(c.numpy(), 1.0))
+    True
+    """
+    args = (fs, window, nperseg, noverlap, nfft, detrend, True, "density", axis, "mean", "coherence")
+    _, pxx = _average_power(x, *args)
+    _, pyy = _average_power(y, *args)
+    freqs, pxy = _cross_spectral_density(x, y, *args)
+    magnitude = _math.square(_elementwise.real(pxy)) + _math.square(_elementwise.imag(pxy))
+    return freqs, magnitude / pxx / pyy
+
+
 def welch(x, fs=1.0, window="hann", nperseg: int | None = None, noverlap: int | None = None,
           nfft: int | None = None, detrend="constant", return_onesided: bool = True, scaling: str = "density",
           axis: int = -1, average: str = "mean") -> tuple:  # fmt: skip
@@ -803,23 +902,13 @@ def _denominator(a, who: str) -> Tensor:
     return a
 
 
-def _delayed(x, k: int) -> Tensor:
-    """``x`` delayed by ``k`` samples along its last axis (zeros first), its length kept."""
-    if k == 0:
-        return x
-    return _shape.pad(x, [(0, 0)] * (x.ndim - 1) + [(k, 0)])[..., :-k]
-
-
 def _fir(b, x) -> Tensor:
     """``sum_k b[k] x[n - k]`` along the last axis of ``x``: the convolution cut to ``x``'s length."""
     taps, n = b.shape[0], x.shape[-1]
     if taps > _FFT_TAPS and n:
         kernel = _shape.reshape(b, (1,) * (x.ndim - 1) + (taps,))
         return _fft_convolution(x, kernel, "full", (x.ndim - 1,), "lfilter")[..., :n]
-    out = x * b[0]
-    for k in range(1, taps):
-        out = out + _delayed(x, k) * b[k]
-    return out
+    return _iir.fir_filter(b, x)
 
 
 def _lfilter_last(b, a, x, zi=None):
@@ -832,7 +921,9 @@ def _lfilter_last(b, a, x, zi=None):
     order = max(a.shape[0], b.shape[0]) - 1
     if order == 0:
         return _iir.all_pole_filter(a, _fir(b, x)), zi + _math.zeros_like(x[..., :0])
-    zi = zi + _math.zeros_like(x[..., :1])  # broadcast to x's leading axes, also sizes unknown when traced
+    # zi broadcast to x's leading axes (sizes unknown when traced too); an empty x leaves the state as it is
+    lead = x[..., :1] if x.shape[-1] != 0 else _shape.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, 1)])
+    zi = zi + _math.zeros_like(lead)
     drive = _fir(b, _shape.concat([x, _math.zeros_like(zi)], -1)) + a[0] * _shape.concat([zi, _math.zeros_like(x)], -1)
     y = _iir.all_pole_filter(a, drive[..., :-order])
     owed = drive - _fir(a, _shape.concat([y, _math.zeros_like(zi)], -1))
@@ -947,11 +1038,13 @@ def _zero_phase(run, x, ax: int, edge: int) -> Tensor:
 
 def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, method: str = "pad",
              irlen=None) -> Tensor:  # fmt: skip
-    """Zero-phase filtering (``scipy.signal.filtfilt``, ``method="pad"``): :func:`lfilter` forwards and then
-    backwards over ``x`` extended at both ends by ``padlen`` samples (default ``3 * max(len(a), len(b))``;
-    ``padtype`` ``"odd"``, ``"even"``, ``"constant"`` or None), each pass started from :func:`lfilter_zi` scaled
-    by its first sample.  ``method="gust"`` (Gustafsson's initial conditions) is not implemented.
-    Differentiable in ``b``, ``a`` and ``x``.
+    """Zero-phase filtering (``scipy.signal.filtfilt``): :func:`lfilter` forwards and then backwards over ``x``
+    extended at both ends by ``padlen`` samples (default ``3 * max(len(a), len(b))``; ``padtype`` ``"odd"``,
+    ``"even"``, ``"constant"`` or None), each pass started from :func:`lfilter_zi` scaled by its first sample.
+    ``method="gust"``: Gustafsson's initial conditions instead (no padding; ``padtype`` and ``padlen`` unused), the
+    states at both ends that make forward-backward equal backward-forward in the least-squares sense, found from
+    the filter's responses over ``irlen`` samples at each end (all of them by default).  Differentiable in ``b``,
+    ``a`` and ``x``.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.signal.filtfilt([0.5, 0.5], [1.0], np.arange(8.0)).numpy().tolist()
@@ -960,19 +1053,69 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     who = "filtfilt"
     if method not in ("pad", "gust"):
         raise ValueError(f"{who}: method must be 'pad' or 'gust', got {method!r}")
-    if method == "gust":
-        raise NotImplementedError(f"{who}: method='gust' (Gustafsson's initial conditions) is not implemented; "
-                                  "use method='pad'")  # fmt: skip
     b, a, x = _filter_inputs(who, b, a, x)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
+    if method == "gust":
+        irlen = None if irlen is None else _count(irlen, "irlen", who, 0)
+        return _array.moveaxis(_gustafsson(b, a, _array.moveaxis(x, ax, -1), irlen, who), -1, ax)
     edge, ext = _extended(x, ax, padtype, padlen, max(a.shape[0], b.shape[0]), who)
     zi = lfilter_zi(b, a)
     return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
 
 
+def _gustafsson(b, a, x, irlen, who: str) -> Tensor:
+    """SciPy's ``filtfilt(method="gust")`` along the last axis of ``x``: the forward-backward filter whose initial
+    states at both ends make it equal the backward-forward one in the least-squares sense (Gustafsson, 1996):
+    ``y_fb + W c`` with ``c = pinv(M) (y_bf - y_fb)``, ``M`` and ``W`` built from the filter's responses to unit
+    initial states over ``irlen`` samples at each end (all of them when ``irlen`` is None or ``n <= 2 irlen``)."""
+    order = max(a.shape[0], b.shape[0]) - 1
+    if order == 0:
+        return x * _math.square(b[0] / a[0])
+    n = x.shape[-1]
+    if n is None:
+        raise ValueError(f"{who}: method='gust' needs the signal's length, unknown here (x shape {tuple(x.shape)})")
+    m = n if irlen is None or n <= 2 * irlen else irlen
+    unit = _creation.tensor(np.eye(1, order).ravel().astype(x.dtype), backend=x.backend)
+    response = _lfilter_last(b, a, _creation.zeros((m,), dtype=x.dtype, backend=x.backend), unit)[0]
+    observe = _shape.stack(
+        [_shape.pad(response[: max(m - k, 0)], [(min(k, m), 0)]) for k in range(order)], -1
+    )  # (m, order): column k the response delayed by k samples
+    observe_r = _array.flip(observe, 0)
+    fb_of_state = _shape.transpose(_lfilter_last(b, a, _shape.transpose(observe_r)))  # (m, order)
+    fb_of_state_r = _array.flip(fb_of_state, 0)
+
+    def blocks(left, right):
+        if m == n:
+            return _shape.concat([left, right], 1)
+        zeros = _math.zeros_like(left)
+        return _shape.concat([_shape.concat([left, zeros], 1), _shape.concat([zeros, right], 1)], 0)
+
+    matrix = blocks(fb_of_state_r - observe, observe_r - fb_of_state)
+    weights = blocks(fb_of_state_r, observe_r)
+
+    def run(signal):
+        return _lfilter_last(b, a, signal)
+
+    y_fb = _array.flip(run(_array.flip(run(x), -1)), -1)
+    y_bf = run(_array.flip(run(_array.flip(x, -1)), -1))
+    delta = y_bf - y_fb
+    if m != n:
+        delta = _shape.concat([delta[..., :m], delta[..., n - m :]], -1)
+    states = delta @ _shape.transpose(_linalg.pinv(matrix))  # (..., 2 order)
+    correction = states @ _shape.transpose(weights)
+    if m != n:
+        lead = [(0, 0)] * (x.ndim - 1)
+        correction = _shape.pad(correction[..., :m], lead + [(0, n - m)]) + _shape.pad(
+            correction[..., m:], lead + [(n - m, 0)]
+        )
+    return y_fb + correction
+
+
 def _sections(sos, who: str) -> Tensor:
-    """``sos`` checked: ``(n_sections, 6)``, each row ``b0 b1 b2 a0 a1 a2`` with ``a0 == 1`` (SciPy's)."""
+    """``sos`` checked: ``(n_sections, 6)`` (one section may be ``(6,)``, as SciPy's ``atleast_2d`` reads it),
+    each row ``b0 b1 b2 a0 a1 a2`` with ``a0 == 1`` (SciPy's)."""
+    sos = _shape.reshape(sos, (1, 6)) if sos.ndim == 1 and sos.shape[0] == 6 else sos
     if sos.ndim != 2 or sos.shape[1] != 6 or sos.shape[0] in (None, 0):
         raise ValueError(f"{who}: sos must have shape (n_sections, 6), n_sections known and not 0, got "
                          f"{tuple(sos.shape)} ({sos.dtype})")  # fmt: skip
@@ -1150,6 +1293,149 @@ def resample(x, num: int, t=None, axis: int = 0, window=None, domain: str = "tim
         return out
     t = as_tensor(t)
     return out, t[0] + (t[1] - t[0]) * (n / num) * _creation.tensor(np.arange(num, dtype=np.float64))
+
+
+def _scipy_signal(who: str):
+    """``scipy.signal`` for the filter designs (``firwin``, ``cheby1``) that :func:`resample_poly` and
+    :func:`decimate` use."""
+    from .ops._optional import scipy_module
+
+    return scipy_module("signal", f"tl.signal.{who} designs its filter with SciPy: pip install scipy")
+
+
+_UPFIRDN_MODES = ("constant", "symmetric", "reflect", "edge", "wrap")
+_BACKGROUNDS = ("mean", "median", "minimum", "maximum")
+
+
+def _upfirdn(h, x, up: int, down: int, start: int, stop: int, mode: str = "constant", cval=0.0) -> Tensor:
+    """Samples ``start <= k < stop`` of ``scipy.signal.upfirdn(h, x, up, down, mode=mode, cval=cval)`` along the
+    last axis of ``x``: ``x`` extended at both ends as ``numpy.pad(mode)`` does, ``up - 1`` zeros put after each
+    sample, convolved with ``h`` and every ``down``-th sample kept."""
+    taps, n = h.shape[0], x.shape[-1]
+    edge = -(-(taps - 1) // up)  # extended samples the convolution reaches before the start
+    after = max(0, -(-(stop * down + 1) // up) - n)  # and past the end
+    widths = [(0, 0)] * (x.ndim - 1) + [(edge, after)]
+    x = _shape.pad(x, widths, constant_values=cval) if mode == "constant" else _shape.pad(x, widths, mode=mode)
+    length = x.shape[-1]
+    if up > 1:  # up - 1 zeros after each sample
+        x = _shape.reshape(_shape.pad(x[..., None], [(0, 0)] * x.ndim + [(0, up - 1)]), (*x.shape[:-1], length * up))
+    if x.dtype.kind == "c":  # real taps filter the real and imaginary parts apart
+        if h.dtype.kind == "c":
+            raise TypeError(f"complex filter taps are not supported, got {h.dtype} (shape {tuple(h.shape)})")
+        h = h if h.dtype == _dt.real_dtype(x.dtype) else _math.cast(h, _dt.real_dtype(x.dtype))
+        full = _elementwise.complex_(_fir(h, _elementwise.real(x)), _fir(h, _elementwise.imag(x)))
+    else:
+        full = _fir(h, x)
+    first = start * down + edge * up
+    return full[..., first : first + (stop - start - 1) * down + 1 : down]
+
+
+def resample_poly(x, up: int, down: int, axis: int = 0, window=("kaiser", 5.0), padtype: str = "constant",
+                  cval=None) -> Tensor:  # fmt: skip
+    """Resample ``x`` along ``axis`` by the rational factor ``up / down`` with a polyphase FIR filter
+    (``scipy.signal.resample_poly``): ``ceil(n up / down)`` samples of ``x`` upsampled by ``up`` (zeros between),
+    low-pass filtered with a zero-phase FIR of ``2 * 10 * max(up, down) + 1`` taps (SciPy's ``firwin`` with
+    ``window``, designed by SciPy) or with the taps given as ``window`` (a 1-D array or tensor), times ``up``, and
+    downsampled by ``down``.  ``padtype`` says what lies beyond the ends: ``"constant"`` (``cval``, default 0),
+    ``"symmetric"``, ``"reflect"``, ``"edge"``, ``"wrap"``, or ``"mean"``, ``"median"``, ``"minimum"``,
+    ``"maximum"`` (the signal's statistic, subtracted before and added after).  Float32 stays float32 with a
+    designed filter; integers give float64.  Differentiable in ``x`` and in taps given as a tensor.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> y = tl.signal.resample_poly(np.ones(40), 3, 2)
+    >>> y.shape, bool(np.allclose(y.numpy()[15:45], 1.0, atol=1e-3))
+    ((60,), True)
+    """
+    who = "resample_poly"
+    up, down = (_count(v, name, who) for v, name in ((up, "up"), (down, "down")))
+    if cval is not None and padtype != "constant":
+        raise ValueError(f"{who}: cval has no effect when padtype is {padtype!r}")
+    if padtype not in _UPFIRDN_MODES + _BACKGROUNDS:
+        raise ValueError(f"{who}: padtype must be one of {', '.join(_BACKGROUNDS + _UPFIRDN_MODES)}, got {padtype!r}")
+    x = as_tensor(x)
+    ax = _axis(axis, x, who, "x", known=True)
+    g = math.gcd(up, down)
+    up, down = up // g, down // g
+    if up == down == 1:
+        return x  # SciPy returns a copy of x, dtype and all
+    if isinstance(window, (str, tuple)):
+        real = x.dtype if x.dtype.kind in "fc" else _dt.float64
+        half = 10 * max(up, down)
+        taps = _scipy_signal(who).firwin(2 * half + 1, 1.0 / max(up, down), window=window)
+        h = _creation.tensor(taps.astype(_dt.real_dtype(real) if real.kind == "c" else real), backend=x.backend)
+    else:
+        h = as_tensor(window)
+        if h.ndim != 1 or h.shape[0] in (None, 0):
+            raise ValueError(f"{who}: window must be a 1-D array of filter taps, got shape {tuple(h.shape)}")
+        half = (h.shape[0] - 1) // 2
+    if x.dtype.kind not in "fc" or x.dtype == _dt.float16:
+        x = _math.cast(x, _dt.float64 if x.dtype.kind not in "fc" else _dt.float32)
+    if h.dtype.kind == "c":
+        raise TypeError(f"{who}: complex filter taps are not supported, got {h.dtype} (shape {tuple(h.shape)})")
+    dtype = np.result_type(x.dtype, h.dtype)
+    x = x if x.dtype == dtype else _math.cast(x, dtype)
+    h = _math.cast(h, _dt.real_dtype(dtype)) if h.dtype != _dt.real_dtype(dtype) else h
+    n = x.shape[ax]
+    n_out = -(-n * up // down)
+    h = h * up
+    pre = down - half % down  # zeros before h put the output samples at the filter's centre (SciPy's)
+    h = _shape.pad(h, [(pre, 0)])
+    first = (half + pre) // down
+    signal = _array.moveaxis(x, ax, -1)
+    background = None
+    if padtype in _BACKGROUNDS:
+        reduce = {"mean": _reduce.mean, "median": _array.median, "minimum": _reduce.min, "maximum": _reduce.max}
+        background = reduce[padtype](signal, axis=-1, keepdims=True)
+        signal = signal - background
+    mode = "constant" if padtype in _BACKGROUNDS else padtype
+    y = _upfirdn(h, signal, up, down, first, first + n_out, mode, 0.0 if cval is None else cval)
+    if background is not None:
+        y = y + background
+    return _array.moveaxis(y, -1, ax)
+
+
+def decimate(x, q: int, n: int | None = None, ftype: str = "iir", axis: int = -1, zero_phase: bool = True) -> Tensor:
+    """Downsample ``x`` by the integer factor ``q`` along ``axis`` after an anti-aliasing low-pass filter
+    (``scipy.signal.decimate``): ``ftype="iir"`` an order ``n`` (8) Chebyshev type I filter (``cheby1(n, 0.05,
+    0.8 / q)``, second-order sections), run by :func:`sosfiltfilt` (``zero_phase``) or :func:`sosfilt`;
+    ``ftype="fir"`` a Hamming-window FIR of ``n + 1`` taps (``n`` default ``20 q``), by :func:`resample_poly`
+    (``zero_phase``) or causally; then every ``q``-th sample.  The filters are designed by SciPy.  Integers and
+    float16 give float64.  Differentiable in ``x``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> y = tl.signal.decimate(np.cos(np.arange(80) * 0.1), 4)
+    >>> y.shape, bool(np.allclose(y.numpy()[2:-2], np.cos(np.arange(20) * 0.4)[2:-2], atol=1e-2))
+    ((20,), True)
+    """
+    who = "decimate"
+    q = _count(q, "q", who)
+    n = None if n is None else _count(n, "n", who)
+    if ftype not in ("iir", "fir"):
+        raise ValueError(f"{who}: ftype must be 'iir' or 'fir' (SciPy's dlti systems are not supported), got "
+                         f"{ftype!r}")  # fmt: skip
+    x = as_tensor(x)
+    ax = _axis(axis, x, who, "x", known=True)
+    if x.dtype.kind not in "fc" or x.dtype == _dt.float16:
+        x = _math.cast(x, _dt.float64)
+    real = _dt.real_dtype(x.dtype)
+    design = _scipy_signal(who)
+    index = [slice(None)] * x.ndim
+    if ftype == "fir":
+        taps = _creation.tensor(design.firwin((20 * q if n is None else n) + 1, 1.0 / q, window="hamming")
+                                .astype(real), backend=x.backend)  # fmt: skip
+        if zero_phase:
+            return resample_poly(x, 1, q, axis=ax, window=taps)
+        signal = _array.moveaxis(x, ax, -1)
+        length = signal.shape[-1]
+        y = _upfirdn(taps, signal, 1, q, 0, -(-length // q))
+        return _array.moveaxis(y, -1, ax)
+    sos = design.cheby1(8 if n is None else n, 0.05, 0.8 / q, output="sos").astype(real)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{who}: complex signals with ftype='iir' are not supported (sosfilt is real), got "
+                        f"{x.dtype} (shape {tuple(x.shape)})")  # fmt: skip
+    y = sosfiltfilt(sos, x, axis=ax) if zero_phase else sosfilt(sos, x, axis=ax)
+    index[ax] = slice(None, None, q)
+    return y[tuple(index)]
 
 
 def spectrogram(x, fs=1.0, window=("tukey", 0.25), nperseg: int | None = None, noverlap: int | None = None,

@@ -1549,6 +1549,39 @@ def _vonmises_probability(z, kappa, upper):
     return _vonmises_reduced_cdf(-reduced, kappa) - turns if upper else _vonmises_reduced_cdf(reduced, kappa) + turns
 
 
+_VONMISES_BISECTIONS = 16  # [-pi, pi] to 1e-4, then Newton's steps (quadratic) to float64's precision
+_VONMISES_NEWTON_STEPS = 4
+
+
+def _vonmises_quantile(q, kappa, upper):
+    """The ``z`` in [-pi, pi] with ``cdf(z) = q`` (``sf(z) = q`` if ``upper``: from the sf itself, a tiny ``q`` keeps its
+    digits): bisection of the distribution function on [-pi, pi], then Newton's steps kept inside the bracket (SciPy
+    has no closed form: its ppf is a generic root search).  No loop on values, so traced calls agree.  The gradients by
+    the implicit function theorem, ``dz/dq = 1 / pdf(z)`` and ``dz/dkappa = -dF/dkappa / pdf(z)``: one last Newton step
+    from the stopped root with the density stopped, ``z - (F(z, kappa) - q) / pdf(z)``, whose value is the root."""
+    w, stop = _math_ops.where, _math_ops.stop_gradient
+
+    def probability(z, k):
+        return _vonmises_reduced_cdf(-z, k) if upper else _vonmises_reduced_cdf(z, k)
+
+    def density(z, k):
+        return _math_ops.exp(k * (_math_ops.cos(z) - 1.0) - _math.log(2 * _math.pi) - _math_ops.log(_sp.i0e(k)))
+
+    k0, q0 = stop(kappa), stop(q)
+    low = _math_ops.zeros_like(q0 + k0) - _math.pi
+    high = low + 2 * _math.pi
+    for _ in range(_VONMISES_BISECTIONS):
+        middle = 0.5 * (low + high)
+        short = probability(middle, k0) > q0 if upper else probability(middle, k0) < q0  # the root is above middle
+        low, high = w(short, middle, low), w(short, high, middle)
+    z = 0.5 * (low + high)
+    sign = -1.0 if upper else 1.0
+    for _ in range(_VONMISES_NEWTON_STEPS):
+        z = _math_ops.clip(z - sign * (probability(z, k0) - q0) / density(z, k0), low, high)
+    z = stop(z)
+    return z - sign * (probability(z, kappa) - q) / stop(density(z, kappa))
+
+
 vonmises = _family(
     "vonmises",
     -_math.inf,
@@ -1558,10 +1591,33 @@ vonmises = _family(
     logpdf=lambda z, kappa: kappa * (_math_ops.cos(z) - 1.0) - _math.log(2 * _math.pi) - _math_ops.log(_sp.i0e(kappa)),
     cdf=lambda z, kappa: _vonmises_probability(z, kappa, upper=False),
     sf=lambda z, kappa: _vonmises_probability(z, kappa, upper=True),
+    ppf=lambda q, kappa: _vonmises_quantile(q, kappa, upper=False),
+    isf=lambda q, kappa: _vonmises_quantile(q, kappa, upper=True),
     shapes=("kappa",),
     valid=lambda kappa: kappa >= 0,  # SciPy's: kappa = 0 is the uniform distribution on the circle
     periodic=True,
 )
+
+
+def _wrapcauchy_half_angle(h, c):
+    """wrapcauchy's ``P(Z <= 2 h)`` for ``h`` in [0, pi], ``atan2((1 + c) sin h, (1 - c) cos h) / pi``."""
+    return _elementwise.arctan2((1.0 + c) * _math_ops.sin(h), (1.0 - c) * _math_ops.cos(h)) / _math.pi
+
+
+_PI_LOW = 1.2246467991473532e-16  # pi - float64(pi)
+
+
+def _wrapcauchy_quantile(q, c, sign):
+    """``2 atan2((1 - c) sin(pi q), sign (1 + c) cos(pi q))``: tan(z / 2) = tan(pi q) / cr, the ppf (``sign`` 1) or the isf
+    (-1: ``cos(pi (1 - q)) = -cos(pi q)``, no ``1 - q`` rounded), with ``sin`` and ``cos`` of ``pi min(q, 1 - q)`` (``1 -
+    q`` exact there), so that ``q = 1`` gives the end exactly (``sin(pi)`` is 1.2e-16)."""
+    w = _math_ops.where
+    upper = q > 0.5
+    r = _math.pi * w(upper, 1.0 - q, q)
+    cos = w(upper, -1.0, 1.0) * _math_ops.cos(r)
+    return 2.0 * _elementwise.arctan2((1.0 - c) * _math_ops.sin(r), sign * (1.0 + c) * cos)
+
+
 wrapcauchy = _family(
     "wrapcauchy",
     0.0,
@@ -1570,6 +1626,12 @@ wrapcauchy = _family(
     logpdf=lambda z, c: (
         _math_ops.log1p(-c * c) - _math.log(2 * _math.pi) - _math_ops.log1p(c * c - 2.0 * c * _math_ops.cos(z))
     ),
+    # (1 / pi) atan(cr tan(z / 2)), cr = (1 + c) / (1 - c), as one atan2 over [0, 2 pi] (SciPy's two branches meet
+    # tan's pole at z = pi); the sf from the other end, 2 pi - z (with pi's rounding error), so that it keeps its digits
+    cdf=lambda z, c: _wrapcauchy_half_angle(0.5 * z, c),
+    sf=lambda z, c: _wrapcauchy_half_angle((_math.pi - 0.5 * z) + _PI_LOW, c),
+    ppf=lambda q, c: _wrapcauchy_quantile(q, c, 1.0),
+    isf=lambda q, c: _wrapcauchy_quantile(q, c, -1.0),
     shapes=("c",),
     valid=lambda c: _all(c > 0, c < 1),
 )
@@ -2776,6 +2838,29 @@ def _poisson_valid(mu) -> Tensor:
     return mu >= 0
 
 
+_POISSON_ENTROPY_BELOW = 300.0  # the sum below, the asymptotic series (3e-12 relative there, mpmath) from it
+_POISSON_ENTROPY_TERMS = 1400  # k = 0 .. 1399: beyond mu + 60 sqrt(mu) at mu = 300, where the masses underflow
+
+
+def _poisson_entropy(mu):
+    """SciPy's ``poisson.entropy``, ``-sum_k p_k log p_k``: the sum itself over k = 0 .. 1399 below mu = 300 (one
+    broadcast over a new last axis, no loop on values: traceable), from there ``log(2 pi e mu) / 2 - 1 / (12 mu) - 1 /
+    (24 mu**2) - 19 / (360 mu**3)``; 0 at mu = 0.  Differentiable in ``mu`` (the masses' ``-p log p`` as ``-exp(l) l``
+    of the log-masses, finite where they underflow)."""
+    from .ops.creation import tensor
+    from .ops.shape import expand_dims
+
+    w = _math_ops.where
+    small = mu < _POISSON_ENTROPY_BELOW
+    m = w(_all(small, mu > 0), mu, 1.0)
+    k = tensor(np.arange(_POISSON_ENTROPY_TERMS, dtype=np.float64))
+    log_p = poisson_log_density(k, expand_dims(m, -1))
+    total = -_reduce_ops.sum(_math_ops.exp(log_p) * log_p, axis=-1)
+    u = 1.0 / w(small, _POISSON_ENTROPY_BELOW, mu)
+    series = 0.5 * (_LOG_2PI + 1.0) - 0.5 * _math_ops.log(u) - u / 12.0 - u * u / 24.0 - 19.0 * u**3 / 360.0
+    return w(_math_ops.equal(mu, 0.0), 0.0, w(small, total, series))
+
+
 _poisson_quantiles = {
     m: _count_quantile(
         "poisson",
@@ -2797,8 +2882,26 @@ poisson = SimpleNamespace(
     logsf=lambda k, mu: _poisson_tail("poisson.logsf", k, mu, upper=True, log=True),
     **_poisson_quantiles,
     **_intervals(_poisson_quantiles["ppf"]),
-    **_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
+    **_summaries(
+        "poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu), _poisson_entropy
+    ),
 )
+
+
+def _quiet(method):
+    """``method`` with NumPy's floating-point warnings off while it runs: the methods take each formula at the
+    support's ends and off it on purpose (log 0 = -inf is logcdf's value at the lower end, a branch not taken meets
+    0 / 0), and they leaked "divide by zero" / "invalid value" RuntimeWarnings from ordinary calls (uniform.logcdf(0),
+    gamma.logpdf at x = loc, t.ppf(0)); the values are unchanged.  (A traced call's kernels, and the backward pass, run
+    later, outside it.)"""
+
+    @_functools.wraps(method)
+    def run(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return method(*args, **kwargs)
+
+    return run
+
 
 __all__ = [
     "bernoulli",
@@ -2835,3 +2938,9 @@ __all__ = [
     "weibull_min",
     "wrapcauchy",
 ]
+
+for _namespace in (globals()[_name] for _name in __all__):
+    for _key, _method in list(vars(_namespace).items()):
+        if callable(_method):
+            setattr(_namespace, _key, _quiet(_method))
+del _namespace, _key, _method

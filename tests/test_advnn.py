@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from tensorlib.testing.op_db_nnmore import torch_pool_ref
 
 RNG = np.random.default_rng(20261203)
 
@@ -182,3 +183,107 @@ def test_fractional_max_pool_layer_takes_given_samples_and_draws_its_own():
     torch = pytest.importorskip("torch")
     t = torch.nn.FractionalMaxPool2d((3, 2), (4, 5), _random_samples=torch.tensor(samples))(torch.tensor(x))
     np.testing.assert_array_equal(layer(x, samples).numpy(), t.numpy())
+
+
+# ------------------------------------------------------------------ unfold and fold of unbatched inputs (PyTorch's)
+def _windows(shape, k, d, p, s):
+    """Each (row of the columns, column, cell of the padded image) of PyTorch's unfold of an NCHW ``shape``."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = k, d, p, s
+    height, width = shape[2] + 2 * ph, shape[3] + 2 * pw
+    oh, ow = (height - dh * (kh - 1) - 1) // sh + 1, (width - dw * (kw - 1) - 1) // sw + 1
+    for c in range(shape[1]):
+        for i in range(kh):
+            for j in range(kw):
+                for r in range(oh):
+                    for q in range(ow):
+                        yield (c * kh + i) * kw + j, r * ow + q, (c, r * sh + i * dh, q * sw + j * dw)
+
+
+def _im2col_ref(x, k, d, p, s):
+    padded = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    cells = list(_windows(x.shape, k, d, p, s))
+    out = np.zeros((x.shape[0], max(c[0] for c in cells) + 1, max(c[1] for c in cells) + 1))
+    for row, column, (c, h, w) in cells:
+        out[:, row, column] = padded[:, c, h, w]
+    return out
+
+
+def _col2im_ref(cols, shape, k, d, p, s):
+    padded = np.zeros((shape[0], shape[1], shape[2] + 2 * p[0], shape[3] + 2 * p[1]))
+    for row, column, (c, h, w) in _windows(shape, k, d, p, s):
+        padded[:, c, h, w] += cols[:, row, column]
+    return padded[:, :, p[0] : p[0] + shape[2], p[1] : p[1] + shape[3]]
+
+
+def test_unfold_and_fold_take_unbatched_inputs_as_torch_does():
+    x = RNG.standard_normal((3, 6, 7))
+    geometry = ((2, 3), (2, 1), (1, 1), (1, 2))
+    cols = tl.nn.unfold(x, (2, 3), (2, 1), 1, (1, 2))
+    want = _im2col_ref(x[None], *geometry)[0]
+    np.testing.assert_array_equal(cols.numpy(), want)
+    w = RNG.standard_normal(want.shape)
+    grad = tl.grad(lambda a: tl.sum(tl.nn.unfold(a, (2, 3), (2, 1), 1, (1, 2)) * w))(tl.tensor(x)).numpy()
+    np.testing.assert_allclose(grad, _col2im_ref(w[None], (1, 3, 6, 7), *geometry)[0], rtol=1e-14)
+    image = tl.nn.fold(w, (6, 7), (2, 3), (2, 1), 1, (1, 2)).numpy()
+    np.testing.assert_allclose(image, _col2im_ref(w[None], (1, 3, 6, 7), *geometry)[0], rtol=1e-14)
+    with pytest.raises(ValueError, match=r"^unfold: input must be 4-D \(N, C, H, W\) with known C, H, W, or 3-D"):
+        tl.nn.unfold(np.ones((4, 4)), 2)
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    np.testing.assert_array_equal(cols.numpy(), F.unfold(torch.tensor(x), (2, 3), (2, 1), 1, (1, 2)).numpy())
+    np.testing.assert_allclose(image, F.fold(torch.tensor(w), (6, 7), (2, 3), (2, 1), 1, (1, 2)).numpy(), rtol=1e-14)
+
+
+# ------------------------------------------------------------------ float16 pools: float32 inside, rounded once
+@pytest.mark.parametrize(
+    "call, options",
+    [
+        (lambda x: tl.nn.avg_pool(x, 3, 2, 1, "NCHW", count_include_pad=False, ceil_mode=True), (1, True, False, None)),
+        (lambda x: tl.nn.avg_pool(x, 3, 2, 1, "NCHW", count_include_pad=True, divisor_override=7), (1, False, True, 7)),
+        (lambda x: tl.nn.avg_pool1d(x[:, :, 0], 3, 2, 1, "NCW", count_include_pad=False), (1, False, False, None)),
+    ],
+)
+def test_float16_average_pools_round_once(call, options):
+    x = (RNG.standard_normal((1, 2, 9, 9)) * 100 + 2000).astype(np.float16)
+    p, ceil, include, divisor = options
+    rows = x if call(x).ndim == 4 else x[:, :, 0]
+    want = torch_pool_ref(rows.astype(np.float64), "avg", 3, 2, p, 1, ceil, include, divisor)[0]
+    got = call(x)
+    assert got.dtype == np.float16
+    ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+    assert np.max(np.abs(got.numpy() - want) / ulp) <= 0.5  # the float64 average rounded once (it was 1 ulp off)
+
+
+def test_float16_lp_pool_does_not_overflow_in_x_to_the_p():
+    x = (RNG.uniform(1000, 3000, size=(1, 2, 6, 6))).astype(np.float16)
+    got = tl.nn.lp_pool(x, 2, 3, data_format="NCHW")
+    want = np.sqrt((x.astype(np.float64) ** 2).reshape(1, 2, 2, 3, 2, 3).sum((3, 5)))  # about 6000: a float16
+    assert got.dtype == np.float16 and np.isfinite(got.numpy()).all()
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=2**-10)
+    grad = tl.grad(lambda a: tl.sum(tl.nn.lp_pool(a, 2, 3, data_format="NCHW")))(tl.tensor(x)).numpy()
+    assert grad.dtype == np.float16 and np.isfinite(grad).all()
+
+
+# ------------------------------------------------------------------ pixel (un)shuffle of (*, C, H, W) as PyTorch's
+def _shuffle_ref(x, r):
+    """PyTorch's pixel_shuffle of (..., C * r * r, H, W) by its definition: out[..., c, h * r + i, w * r + j] =
+    x[..., c * r * r + i * r + j, h, w]."""
+    *lead, crr, h, w = x.shape
+    out = np.zeros((*lead, crr // (r * r), h * r, w * r))
+    for c in range(crr // (r * r)):
+        for i in range(r):
+            for j in range(r):
+                out[..., c, i::r, j::r] = x[..., c * r * r + i * r + j, :, :]
+    return out
+
+
+@pytest.mark.parametrize("shape", [(8, 2, 3), (2, 3, 8, 2, 3), (1, 2, 2, 4, 1, 2)])
+def test_pixel_shuffle_takes_unbatched_and_several_leading_axes(shape):
+    x = RNG.standard_normal(shape)
+    want = _shuffle_ref(x, 2)
+    np.testing.assert_array_equal(tl.nn.pixel_shuffle(x, 2, "NCHW").numpy(), want)
+    np.testing.assert_array_equal(tl.nn.pixel_unshuffle(want, 2, "NCHW").numpy(), x)
+    last = np.moveaxis(x, -3, -1)  # channels last: (*, H, W, C * r * r)
+    np.testing.assert_array_equal(tl.nn.pixel_shuffle(last, 2).numpy(), np.moveaxis(want, -3, -1))
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(torch.nn.functional.pixel_shuffle(torch.tensor(x), 2).numpy(), want)

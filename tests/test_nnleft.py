@@ -309,3 +309,164 @@ def test_conv3d_transpose_layer_matches_torch_values_and_gradients(stride, paddi
     np.testing.assert_allclose(gx.numpy(), xt.grad.numpy(), rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(gk.numpy(), wt.grad.numpy().transpose(2, 3, 4, 1, 0), rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(gb.numpy(), bt.grad.numpy(), rtol=1e-11, atol=1e-11)
+
+
+# ------------------------------------------------------------------ conv1d_transpose, conv2d_transpose's errors
+def _transpose_1d_ref(x, w, width, stride, pads, dilation):
+    """NWC scatter-add: input cell ``o`` times tap ``k`` lands on ``o * stride + k * dilation - left``."""
+    y = np.zeros((x.shape[0], width + sum(pads), w.shape[1]))
+    for o in range(x.shape[1]):
+        for k in range(w.shape[0]):
+            y[:, o * stride + k * dilation] += x[:, o] @ w[k].T
+    return y[:, pads[0] : pads[0] + width]
+
+
+@pytest.mark.parametrize(
+    ("width", "kernel", "stride", "dilation", "padding"),
+    [(11, 3, 2, 1, "VALID"), (10, 3, 2, 1, "SAME"), (9, 2, 3, 2, (1, 2)), (7, 4, 1, 2, "SAME")],
+)
+def test_conv1d_transpose_matches_scatter_add_loop(width, kernel, stride, dilation, padding):
+    if padding == "SAME":
+        total = max((-(-width // stride) - 1) * stride + (kernel - 1) * dilation + 1 - width, 0)
+        pads = (total // 2, total - total // 2)
+    else:
+        pads = (0, 0) if padding == "VALID" else padding
+    in_width = (width + sum(pads) - (kernel - 1) * dilation - 1) // stride + 1
+    x, w = RNG.normal(size=(2, in_width, 3)), RNG.normal(size=(kernel, 4, 3))
+    want = _transpose_1d_ref(x, w, width, stride, pads, dilation)
+    y = tl.nn.conv1d_transpose(x, w, (2, width, 4), stride, padding, dilations=dilation)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
+    first = tl.nn.conv1d_transpose(x.transpose(0, 2, 1), w, (None, 4, width), [1, stride, 1], padding, "NCW", dilation)
+    np.testing.assert_allclose(first.numpy(), want.transpose(0, 2, 1), rtol=1e-12, atol=1e-12)
+    tl.testing.check_grads(
+        lambda x, w: tl.nn.conv1d_transpose(x, w, (2, width, 4), stride, padding, dilations=dilation),
+        (x, w),
+        order=2,
+        modes=("rev",),
+    )
+
+
+def test_conv1d_transpose_matches_torch():
+    torch = pytest.importorskip("torch")
+    x, w = RNG.normal(size=(2, 3, 5)), RNG.normal(size=(3, 4, 3))  # NCW; (width, out, in)
+    want = torch.nn.functional.conv_transpose1d(
+        torch.tensor(x), torch.tensor(w.transpose(2, 1, 0)), stride=3, padding=2, output_padding=1, dilation=2
+    ).numpy()
+    y = tl.nn.conv1d_transpose(x, w, want.shape, 3, (2, 1), "NCW", 2)  # output_padding 1: one pad fewer after
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (
+            lambda: tl.nn.conv1d_transpose(np.ones((2, 5, 4)), np.ones((3, 6, 4)), (2, 11, 6), 2, "SAME"),
+            r"^conv1d_transpose: input must have width 6 and 4 \(filter in_channels\) channels, what conv1d gives "
+            r"for output_shape \(2, 11, 6\) .*\(input shape \(2, 5, 4\) float64, filter shape \(3, 6, 4\) float64",
+        ),
+        (
+            lambda: tl.nn.conv1d_transpose(np.ones((2, 5, 4)), np.ones((3, 6, 4)), (2, 10, 5), 2, "SAME"),
+            r"^conv1d_transpose: output_shape has 5 channels, filters output_channels 6",
+        ),
+        (
+            lambda: tl.nn.conv1d_transpose(np.ones((2, 5, 4)), np.ones((3, 6, 4)), (2, 10), 2, "SAME"),
+            r"^conv1d_transpose: output_shape must be 3 ints",
+        ),
+        (
+            lambda: tl.nn.conv1d_transpose(np.ones((2, 5, 4)), np.ones((3, 6, 4)), (2, 10, 6), 2, "SAME", "NHWC"),
+            r"^conv1d_transpose: data_format must be 'NWC' or 'NCW'",
+        ),
+        (
+            # the error named Conv2DBackpropInput's input_shape and in_channels, none of conv2d_transpose's arguments
+            lambda: tl.nn.conv2d_transpose(np.ones((2, 5, 5, 4)), np.ones((3, 3, 6, 4)), (2, 10, 10, 5), 2, "SAME"),
+            r"input depth 5 does not match filter in_channels 6 .* conv2d_transpose\(input, filters, output_shape\) "
+            r"runs it with input_shape=output_shape \(\(2, 10, 10, 5\)\), out_backprop=input",
+        ),
+    ],
+)
+def test_transposed_conv_errors_name_their_own_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# ------------------------------------------------------------------ the gathered pools (dilated, indices, 3-D)
+def _max_pool_ref(x, k, s, d, pads):
+    """NCHW max pool by loops: values, PyTorch's flat indices (first maximum) and the gradient of their sum."""
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), pads[0], pads[1]), constant_values=-np.inf)
+    oh = (h + sum(pads[0]) - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + sum(pads[1]) - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    values, flat, grad = np.zeros((n, c, oh, ow)), np.zeros((n, c, oh, ow), np.int64), np.zeros_like(x)
+    for b, ch, i, j in itertools.product(range(n), range(c), range(oh), range(ow)):
+        best, where = -np.inf, None
+        for p, q in itertools.product(range(k[0]), range(k[1])):
+            r, t = i * s[0] + p * d[0], j * s[1] + q * d[1]
+            if xp[b, ch, r, t] > best:
+                best, where = xp[b, ch, r, t], (r - pads[0][0], t - pads[1][0])
+        values[b, ch, i, j], flat[b, ch, i, j] = best, where[0] * w + where[1]
+        grad[(b, ch, *where)] += 1
+    return values, flat, grad
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_gathered_max_pool_values_indices_gradient_and_ties(first):
+    x = RNG.normal(size=(2, 3, 9, 8))
+    x[0, 0, :4, :4] = 0.5  # tied windows: the first maximum takes the gradient (PyTorch's)
+    values, flat, grad = _max_pool_ref(x, (3, 2), (2, 1), (2, 3), ((1, 1), (1, 0)))
+    xin = x if first else x.transpose(0, 2, 3, 1)
+    fmt = "NCHW" if first else "NHWC"
+    opts = dict(dilations=(2, 3), return_indices=True)
+    y, idx = tl.nn.max_pool(xin, (3, 2), (2, 1), ((1, 1), (1, 0)), data_format=fmt, **opts)
+    g = tl.grad(
+        lambda a: tl.sum(tl.nn.max_pool(a, (3, 2), (2, 1), ((1, 1), (1, 0)), data_format=fmt, dilations=(2, 3)))
+    )(xin)
+    to_first = (lambda a: a) if first else (lambda a: a.transpose(0, 3, 1, 2))
+    np.testing.assert_array_equal(to_first(y.numpy()), values)
+    np.testing.assert_array_equal(to_first(idx.numpy()), flat)
+    np.testing.assert_array_equal(to_first(g.numpy()), grad)
+
+
+def test_gathered_pools_match_torch_values_and_gradients():
+    torch = pytest.importorskip("torch")
+    x = RNG.normal(size=(2, 3, 7, 6, 5))
+    x3, x2 = torch.tensor(x, requires_grad=True), torch.tensor(x[:, :, 0], requires_grad=True)
+    y3, i3 = torch.nn.functional.max_pool3d(x3, 3, 2, 1, 1, ceil_mode=True, return_indices=True)
+    cot3 = RNG.normal(size=tuple(y3.shape))
+    (y3 * torch.tensor(cot3)).sum().backward()
+    a3 = torch.nn.functional.avg_pool3d(x3.detach(), 3, 2, 1, ceil_mode=True, count_include_pad=False)
+    y2 = torch.nn.functional.max_pool2d(x2, (3, 2), (1, 2), (1, 1), (2, 1))
+    y2.sum().backward()
+
+    def pool3(a):
+        return tl.nn.max_pool3d(a, 3, 2, 1, "NCDHW", ceil_mode=True, return_indices=True)
+
+    ours, idx = pool3(x)
+    np.testing.assert_array_equal(ours.numpy(), y3.detach().numpy())
+    np.testing.assert_array_equal(idx.numpy(), i3.numpy())
+    g3 = tl.grad(lambda a: tl.sum(pool3(a)[0] * cot3))(x)
+    np.testing.assert_allclose(g3.numpy(), x3.grad.numpy(), rtol=1e-12, atol=1e-12)
+    avg = tl.nn.avg_pool3d(x, 3, 2, 1, "NCDHW", ceil_mode=True, count_include_pad=False)
+    np.testing.assert_allclose(avg.numpy(), a3.numpy(), rtol=1e-12, atol=1e-12)
+    g2 = tl.grad(lambda a: tl.sum(tl.nn.max_pool(a, (3, 2), (1, 2), 1, data_format="NCHW", dilations=(2, 1))))(
+        x[:, :, 0]
+    )
+    np.testing.assert_array_equal(g2.numpy(), x2.grad.numpy())
+
+
+def test_take_along_axis_gradient_of_one_pick_per_line_and_of_repeats():
+    """The pick's gradient (one index per line: a put) and a repeated index's (summed) against NumPy by hand."""
+    x = RNG.normal(size=(4, 3, 5))
+    pick = RNG.integers(-4, 4, size=(1, 3, 5))
+    cot = RNG.normal(size=pick.shape)
+    g = tl.grad(lambda a: tl.sum(tl.take_along_axis(a, pick, axis=0) * cot))(x).numpy()
+    want = np.zeros_like(x)
+    for j, k in itertools.product(range(3), range(5)):
+        want[pick[0, j, k] % 4, j, k] += cot[0, j, k]
+    np.testing.assert_array_equal(g, want)
+    repeats = np.array([[[0, 0, 2]]] * 2)  # (2, 1, 3): the same cell twice along axis 2
+    cot = RNG.normal(size=(2, 1, 3))
+    g = tl.grad(lambda a: tl.sum(tl.take_along_axis(a, repeats, axis=2) * cot))(x[:2, :1, :3]).numpy()
+    want = np.zeros((2, 1, 3))
+    for i, k in itertools.product(range(2), range(3)):
+        want[i, 0, repeats[i, 0, k]] += cot[i, 0, k]
+    np.testing.assert_allclose(g, want, rtol=1e-15, atol=0)

@@ -624,7 +624,7 @@ def test_unfold_and_fold_trace_with_an_unknown_batch_and_name_bad_shapes():
     with pytest.raises(ValueError, match=r"^fold: input must be \(N, C \* 4, 12\) for kernel \(2, 2\) and output_size"):
         tl.nn.fold(np.ones((1, 4, 5)), (4, 5), 2)
     with pytest.raises(ValueError, match=r"^unfold: input must be 4-D \(N, C, H, W\)"):
-        tl.nn.unfold(np.ones((3, 4, 4)), 2)
+        tl.nn.unfold(np.ones((4, 4)), 2)  # 3-D is PyTorch's unbatched (C, H, W)
     with pytest.raises(
         ValueError, match=r"^unfold: the kernel \(5, 5\) \(dilation \(1, 1\)\) is larger than the padded"
     ):

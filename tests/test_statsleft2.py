@@ -201,3 +201,154 @@ def test_shape_family_summaries_dtypes_invalid_broadcasting_and_traced():
     np.testing.assert_array_equal(
         tl.function(lambda a: tl.stats.beta.entropy(a, 2.0))(a).numpy(), tl.stats.beta.entropy(a, 2.0).numpy()
     )
+
+
+# ---------------------------------------------------------------- wrapcauchy's distribution function and quantiles
+def _wrapcauchy_cdf_mpmath(x, c, upper=False):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    x, c = mpmath.mpf(x), mpmath.mpf(c)
+    h = (2 * mpmath.pi - x) / 2 if upper else x / 2
+    return float(mpmath.atan2((1 + c) * mpmath.sin(h), (1 - c) * mpmath.cos(h)) / mpmath.pi)
+
+
+@pytest.mark.parametrize("c", [0.01, 0.3, 0.9])
+def test_wrapcauchy_cdf_sf_ppf_isf_match_scipy_and_mpmath(c):
+    x = np.array([-1.0, 0.0, 1e-8, 0.5, 1.0, 3.0, np.pi, 3.3, 6.0, 7.0, np.nan])
+    for m in ("cdf", "sf", "logcdf", "logsf"):
+        got = getattr(tl.stats.wrapcauchy, m)(x, c).numpy()
+        np.testing.assert_allclose(got, getattr(ss.wrapcauchy, m)(x, c), rtol=1e-13, atol=1e-15, err_msg=m)
+    # next to 2 pi the sf keeps its digits (SciPy's 1 - cdf: 1e-7 relative off at 2 pi - 1e-9, 0 at 2 pi)
+    for v in (2 * np.pi - 1e-9, 2 * np.pi):
+        assert float(tl.stats.wrapcauchy.sf(v, c)) == pytest.approx(_wrapcauchy_cdf_mpmath(v, c, upper=True), rel=1e-14)
+    q = np.array([0.0, 1e-10, 0.1, 0.5, 0.7, 1 - 1e-10, 1.0, 1.5, -0.1])
+    for m in ("ppf", "isf"):
+        got = getattr(tl.stats.wrapcauchy, m)(q, c).numpy()
+        np.testing.assert_allclose(got, getattr(ss.wrapcauchy, m)(q, c), rtol=1e-12, atol=1e-15, err_msg=m)
+    inner = x[1:-2]
+    np.testing.assert_allclose(tl.stats.wrapcauchy.ppf(tl.stats.wrapcauchy.cdf(inner, c), c).numpy(), inner, rtol=1e-12)
+    np.testing.assert_allclose(
+        tl.stats.wrapcauchy.cdf(inner, c, loc=0.5, scale=2.0).numpy(), ss.wrapcauchy.cdf(inner, c, loc=0.5, scale=2.0)
+    )
+
+
+def test_wrapcauchy_cdf_and_ppf_gradients():
+    x, c = _t([0.3, 2.0, 4.0, 6.0]), 0.4
+    g = tl.grad(lambda x: tl.sum(tl.stats.wrapcauchy.cdf(x, c)))(x)
+    np.testing.assert_allclose(g.numpy(), ss.wrapcauchy.pdf(x.numpy(), c), rtol=1e-12)
+    gc = tl.grad(lambda c: tl.sum(tl.stats.wrapcauchy.cdf(x, c)))(_t(c))
+    h = 1e-6
+    want = np.sum(ss.wrapcauchy.cdf(x.numpy(), c + h) - ss.wrapcauchy.cdf(x.numpy(), c - h)) / (2 * h)
+    assert float(gc) == pytest.approx(want, rel=1e-7)
+    q = _t([0.1, 0.5, 0.9])
+    gq = tl.grad(lambda q: tl.sum(tl.stats.wrapcauchy.ppf(q, c)))(q)
+    np.testing.assert_allclose(gq.numpy(), 1 / ss.wrapcauchy.pdf(ss.wrapcauchy.ppf(q.numpy(), c), c), rtol=1e-10)
+    gi = tl.grad(lambda q: tl.sum(tl.stats.wrapcauchy.isf(q, c)))(q)
+    np.testing.assert_allclose(gi.numpy(), -gq.numpy()[::-1], rtol=1e-10)
+
+
+# ---------------------------------------------------------------- no RuntimeWarning from ordinary calls
+@pytest.mark.parametrize(
+    "name, method, arg, shapes",
+    [
+        ("uniform", "logcdf", [0.0, 0.5, 1.0, 2.0], ()),
+        ("uniform", "logsf", [0.0, 0.5, 1.0, 2.0], ()),
+        ("gamma", "logpdf", [-1.0, 0.0, 1.0], (0.5,)),
+        ("gamma", "pdf", [-1.0, 0.0, 1.0], (0.5,)),
+        ("weibull_min", "pdf", [-1.0, 0.0, 1.0], (0.5,)),
+        ("pareto", "logcdf", [0.5, 1.0, 2.0], (2.0,)),
+        ("wrapcauchy", "logcdf", [0.0, 1.0], (0.5,)),
+        ("t", "ppf", [0.0, 0.3, 1.0], (3.0,)),
+        ("t", "isf", [0.0, 0.3, 1.0], (3.0,)),
+        ("bernoulli", "logcdf", [-1.0, 0.0, 1.0], (0.3,)),
+        ("bernoulli", "logsf", [-1.0, 0.0, 1.0], (0.3,)),
+    ],
+)
+def test_ordinary_calls_leak_no_runtime_warning_and_keep_scipys_values(name, method, arg, shapes):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = getattr(getattr(tl.stats, name), method)(_t(arg), *shapes).numpy()
+    with np.errstate(all="ignore"):
+        want = getattr(getattr(ss, name), method)(np.array(arg), *shapes)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- vonmises quantiles
+def test_vonmises_ppf_isf_match_scipy_ends_and_invalid():
+    q = np.array([0.0, 1e-6, 0.3, 0.5, 0.9, 1.0, 1.2, -0.1, np.nan])
+    for kappa in (0.0, 2.0, 20.0):  # below 50, where SciPy's cdf is its exact series
+        for m in ("ppf", "isf"):
+            got = getattr(tl.stats.vonmises, m)(q, kappa).numpy()
+            # SciPy's generic root search stops 1e-9 short (mpmath below checks ours)
+            np.testing.assert_allclose(
+                got, getattr(ss.vonmises, m)(q, kappa), rtol=0, atol=1e-8, err_msg=f"{m} {kappa}"
+            )
+    assert np.isnan(float(tl.stats.vonmises.ppf(0.3, -1.0)))
+    got = tl.stats.vonmises.ppf(0.3, 2.0, loc=1.0, scale=2.0)
+    assert float(got) == pytest.approx(ss.vonmises.ppf(0.3, 2.0, loc=1.0, scale=2.0), abs=1e-11)
+    assert tl.stats.vonmises.ppf(tl.tensor(np.float32(0.3)), 2.0).dtype == tl.float32
+
+
+def test_vonmises_ppf_inverts_the_distribution_function_in_the_tails_and_for_a_large_kappa():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 30
+    # from kappa = 50 SciPy's cdf is a normal approximation (3e-6 relative off), so its ppf too: mpmath instead
+    for kappa, q in ((20.0, 1e-6), (80.0, 1e-3), (80.0, 0.3), (80.0, 0.99)):
+        z = float(tl.stats.vonmises.ppf(q, kappa))
+        k = mpmath.mpf(kappa)
+        mass = mpmath.quad(lambda t: mpmath.exp(k * mpmath.cos(t)), [-mpmath.pi, 0, z]) / (
+            2 * mpmath.pi * mpmath.besseli(0, k)
+        )
+        assert float(mass) == pytest.approx(q, rel=1e-9)
+
+
+def test_vonmises_ppf_gradients_by_the_implicit_function_theorem():
+    q, kappa = _t([0.1, 0.3, 0.8]), 2.0
+    g = tl.grad(lambda q: tl.sum(tl.stats.vonmises.ppf(q, kappa)))(q)
+    z = ss.vonmises.ppf(q.numpy(), kappa)
+    np.testing.assert_allclose(g.numpy(), 1 / ss.vonmises.pdf(z, kappa), rtol=1e-9)
+    gk = tl.grad(lambda k: tl.sum(tl.stats.vonmises.ppf(q, k)))(_t(kappa))
+    h = 1e-5
+    want = np.sum(ss.vonmises.ppf(q.numpy(), kappa + h) - ss.vonmises.ppf(q.numpy(), kappa - h)) / (2 * h)
+    assert float(gk) == pytest.approx(want, rel=1e-6)
+    gi = tl.grad(lambda q: tl.sum(tl.stats.vonmises.isf(q, kappa)))(q)
+    np.testing.assert_allclose(gi.numpy(), -1 / ss.vonmises.pdf(ss.vonmises.isf(q.numpy(), kappa), kappa), rtol=1e-9)
+
+
+# ---------------------------------------------------------------- poisson entropy
+def _poisson_entropy_mpmath(mu):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    m = mpmath.mpf(mu)
+    total = mpmath.mpf(0)
+    for k in range(int(mu + 60 * math.sqrt(mu) + 60)):
+        log_p = k * mpmath.log(m) - m - mpmath.loggamma(k + 1)
+        total -= mpmath.exp(log_p) * log_p
+    return float(total)
+
+
+def test_poisson_entropy_matches_scipy_and_mpmath():
+    mu = np.array([0.0, 1e-3, 0.5, 5.0, 50.0, 299.0, 301.0, 1000.0])
+    np.testing.assert_allclose(tl.stats.poisson.entropy(mu).numpy(), ss.poisson.entropy(mu), rtol=1e-11, atol=0)
+    # SciPy's generic sum is 3e-9 relative off at mu = 1e-10 and 2x off at mu = 1e6 (8.33 for 16.7)
+    for m in (1e-10, 300.0, 5000.0):
+        assert float(tl.stats.poisson.entropy(m)) == pytest.approx(_poisson_entropy_mpmath(m), rel=1e-11)
+    want = 0.5 * math.log(2 * math.pi * math.e * 1e6) - 1 / 12e6 - 1 / 24e12  # its leading terms, O(1e-18) left
+    assert float(tl.stats.poisson.entropy(1e6)) == pytest.approx(want, rel=1e-14)
+    assert np.isnan(float(tl.stats.poisson.entropy(-1.0)))
+    assert tl.stats.poisson.entropy(tl.tensor(np.float32(2.0))).dtype == tl.float32
+    assert tl.stats.poisson.entropy(tl.tensor(3)).dtype == tl.float64
+    m = _t([0.5, 400.0])
+    np.testing.assert_array_equal(tl.function(tl.stats.poisson.entropy)(m).numpy(), tl.stats.poisson.entropy(m).numpy())
+
+
+def test_poisson_entropy_gradient():
+    for m in (1e-3, 0.5, 5.0):
+        h = 1e-6 * m
+        want = (ss.poisson.entropy(m + h) - ss.poisson.entropy(m - h)) / (2 * h)
+        assert float(tl.grad(tl.stats.poisson.entropy)(_t(m))) == pytest.approx(want, rel=1e-7)
+    for m in (299.0, 301.0):  # SciPy's central differences are noisy there: the series' derivative (3e-12 off)
+        want = 1 / (2 * m) + 1 / (12 * m**2) + 1 / (12 * m**3) + 19 / (120 * m**4)
+        assert float(tl.grad(tl.stats.poisson.entropy)(_t(m))) == pytest.approx(want, rel=1e-8)

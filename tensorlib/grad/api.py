@@ -337,7 +337,8 @@ def linear_transpose(f, *primals):
     complex ``f``, as in JAX).  ``primals`` give only the shapes and dtypes (tensors, arrays, ``TensorSpec``s
     or anything with ``shape`` and ``dtype``; nested too), of a float or complex dtype.  ``f`` is run once,
     at zeros, and its recorded vjp is transposed at each call; for an affine ``f`` that is the transpose of
-    its linear part, as in JAX, and ``f`` must be linear (or affine) for the result to mean anything.
+    its linear part, as in JAX.  A non-linear ``f`` is a ValueError, as in JAX: ``f`` runs once more, at a fixed
+    random point, for a dot-product test (under ``tl.function`` or ``tl.vmap``, with no values, it is not run).
 
     >>> import tensorlib as tl
     >>> a = tl.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
@@ -369,6 +370,8 @@ def linear_transpose(f, *primals):
         zeros.append(tree.unflatten(treedef, filled))
     out, vjp_fn = _vjp(f, zeros, False, "tl.linear_transpose")
     out_leaves, out_def = tree.flatten(out)
+    if not dispatch.current_state().modes:  # values to test with (not under tl.function or tl.vmap)
+        _check_linear(f, zeros, out_leaves, out_def, vjp_fn)
 
     def f_transpose(cotangent):
         leaves, treedef = tree.flatten(tree.ordered_as(out_def, cotangent))  # dicts pair by key
@@ -383,6 +386,53 @@ def linear_transpose(f, *primals):
         return vjp_fn(cotangent)
 
     return f_transpose
+
+
+def _check_linear(f, zeros: list, out_leaves: list, out_def, vjp_fn) -> None:
+    """Refuse a non-linear ``f`` in ``linear_transpose`` (JAX raises: its non-linear primitives have no transpose
+    rule), where the transposed vjp at zeros was silently a wrong answer (``sin`` gave the identity, ``x * x`` 0).
+    The dot-product test at one fixed random point ``r`` and cotangent ``c``: ``<c, f(r) - f(0)> == <f_t(c), r>``
+    holds for every affine ``f`` and fails for a non-linear one but on a set of measure zero.  ``<a, b>`` is the
+    real part of ``sum(a * b)``, the pairing of JAX's non-conjugated transpose, under which the real-linear
+    ``conj``, ``real`` and ``imag`` are linear too.  Within ``sqrt(eps)`` of the products' magnitudes in the
+    narrowest dtype."""
+    from ..ops import creation
+
+    rng = np.random.default_rng(0)
+
+    def draw(like):
+        value = rng.standard_normal(tuple(like.shape))
+        if like.dtype.kind == "c":
+            value = value + 1j * rng.standard_normal(tuple(like.shape))
+        return creation.tensor(value, dtype=like.dtype)
+
+    points = [tree.unflatten(d, [draw(z) for z in leaves]) for leaves, d in map(tree.flatten, zeros)]
+    with dispatch.tapes_paused():
+        moved = tree.flatten(f(*points))[0]
+    kept = [k for k, o in enumerate(out_leaves) if isinstance(o, Tensor) and o.dtype.kind in "fc"]
+    cotangent = [
+        draw(o) if k in kept else creation.zeros(tuple(o.shape), dtype=o.dtype) if isinstance(o, Tensor) else o
+        for k, o in enumerate(out_leaves)
+    ]
+    back = [t for ct in vjp_fn(tree.unflatten(out_def, cotangent)) for t in tree.flatten(ct)[0]]
+    probes = [t for p in points for t in tree.flatten(p)[0]]
+    narrowest = max(np.finfo(t.dtype.name).eps for t in (*probes, *(out_leaves[k] for k in kept)))
+
+    def wide(t):  # summed in complex128: float16 products overflowed to inf, and passed any f
+        return np.asarray(t.numpy() if isinstance(t, Tensor) else t, dtype=np.complex128)
+
+    terms = [(wide(cotangent[k]), wide(moved[k]), wide(out_leaves[k])) for k in kept]
+    pairs = [(wide(b), wide(r)) for b, r in zip(back, probes) if b is not None]
+    change = sum(np.sum(c * (m - o)) for c, m, o in terms).real
+    through = sum(np.sum(b * r) for b, r in pairs).real
+    scale = sum(np.sum(np.abs(c) * (np.abs(m) + np.abs(o))) for c, m, o in terms)
+    scale += sum(np.sum(np.abs(b * r)) for b, r in pairs)
+    if abs(change - through) > np.sqrt(narrowest) * scale:
+        raise ValueError(
+            f"tl.linear_transpose: {getattr(f, '__name__', type(f).__name__)} is not linear: at a random point r and "
+            f"cotangent c, <c, f(r) - f(0)> = {change:.6g} but <f_transpose(c), r> = {through:.6g} (the real parts); "
+            "f must be linear (or affine) in its arguments, as for jax.linear_transpose"
+        )
 
 
 def _shape_and_dtype(value) -> tuple:

@@ -7,14 +7,16 @@ import copy
 import functools
 import inspect
 import threading
+import weakref
 
 import numpy as np
 
 from .. import dispatch
 from ..ops.math import identity, zeros_like
 from ..ops.math import stop_gradient  # noqa: F401  (tensorlib.grad.custom.stop_gradient, as before)
+from ..ops import registry as registry_ops
 from ..ops.registry import defop, spec
-from ..tensor import Tensor
+from ..tensor import Tensor, Variable, make
 from . import registry
 from .registry import Refused, once_per_pass
 from .backprop import rule_site
@@ -384,6 +386,8 @@ class _CustomDerivative:
         # zero: differentiated through them (``grad(lambda n: f(n, x))``), the result ignored them.
         held = [leaf for c in constants for leaf in tree.leaves(c) if isinstance(leaf, Tensor)]
 
+        perturbed = self._perturbed([args[i] for i in positions])
+
         def with_(differentiated):
             full = list(args)
             for i, a in zip(positions, differentiated):
@@ -403,7 +407,8 @@ class _CustomDerivative:
                         "gradients its rule cannot give; pass them as arguments"
                     )
                 filled = [zeros_like(o) if c is None else c for c, o in zip(cotangents, leaves)]
-                returned = self._cotangents(constants, differentiated, residuals, tree.unflatten(treedef, filled))
+                cotangents = tree.unflatten(treedef, filled)
+                returned = self._cotangents(constants, differentiated, residuals, cotangents, perturbed)
                 return [g for g, a in zip(returned, differentiated) if not _holds_no_tensor(a)]
 
             grad_fn.__wrapped__ = self._user_rule()  # errors about the gradients name the user's rule's file:line
@@ -411,6 +416,11 @@ class _CustomDerivative:
 
         run.__name__, run.__qualname__ = getattr(self.fun, "__name__", "the function"), self._name()
         return _with_gradient(run, what=self.kind)(*(args[i] for i in positions), *held)
+
+    def _perturbed(self, differentiated):
+        """Per differentiated argument, per leaf, whether a gradient may be asked through it (only custom_jvp's
+        ``symbolic_zeros`` asks); None: all may."""
+        return None
 
     def _positional(self, args, kwargs) -> tuple:
         """The arguments as positional ones, defaults filled in (JAX's ``resolve_kwargs``): the rules take
@@ -497,7 +507,7 @@ class custom_vjp(_CustomDerivative):
             )
         return returned
 
-    def _cotangents(self, constants, differentiated, residuals, g) -> list:
+    def _cotangents(self, constants, differentiated, residuals, g, perturbed=None) -> list:
         returned = self.bwd(*constants, residuals, g)
         if not isinstance(returned, (tuple, list)) or len(returned) != len(differentiated):
             raise TypeError(
@@ -514,6 +524,9 @@ class custom_jvp(_CustomDerivative):
     returns ``(outputs, output_tangents)``, linear in ``tangents``.  Reverse mode transposes that linear map
     (by a vjp of it, as JAX does), so ``tl.grad``, tapes and ``tl.jvp`` all follow the rule; a rule
     written with tensorlib ops is differentiable again.  An argument without tensors gets a zero tangent.
+    ``symbolic_zeros=True`` (JAX's keyword, here or on :meth:`defjvp`) gives the rule a :class:`SymbolicZero`
+    instead of a zero tensor for each input that no gradient is asked through (eagerly; traced or under
+    ``tl.vmap``, where that is not known when the function is called, every float tensor gets a tangent).
 
     >>> import tensorlib as tl
     >>> @tl.custom_jvp
@@ -530,11 +543,53 @@ class custom_jvp(_CustomDerivative):
     kind, _define = "custom_jvp", "defjvp(rule)"
     jvp = None
 
-    def defjvp(self, jvp):
+    def __init__(self, fun, nondiff_argnums=(), symbolic_zeros: bool = False):
+        super().__init__(fun, nondiff_argnums)
+        self.symbolic_zeros = _checked_flag(symbolic_zeros, "symbolic_zeros")
+
+    def defjvp(self, jvp, symbolic_zeros: bool | None = None):
+        """Give the rule ``jvp(primals, tangents) -> (outputs, output_tangents)``; ``symbolic_zeros=True`` (JAX's
+        keyword, here or on ``custom_jvp``) passes a :class:`SymbolicZero` for each input that no gradient is
+        asked through (its ``shape`` and ``dtype`` say whose), and the rule may return one for an output tangent
+        that is zero.  A rule then skips the work for inputs held fixed:
+
+        >>> import tensorlib as tl
+        >>> @tl.custom_jvp
+        ... def g(x, y):
+        ...     return tl.sin(x) * y
+        >>> def g_jvp(primals, tangents):
+        ...     (x, y), (tx, ty) = primals, tangents
+        ...     out = g(x, y)
+        ...     if isinstance(ty, tl.SymbolicZero):  # y is held fixed: no sin(x) * ty to compute
+        ...         return out, tl.cos(x) * y * tx
+        ...     return out, tl.cos(x) * y * tx + tl.sin(x) * ty
+        >>> _ = g.defjvp(g_jvp, symbolic_zeros=True)
+        >>> round(float(tl.grad(g)(tl.tensor(1.0), tl.tensor(2.0))), 6)
+        1.080605
+        """
         if not callable(jvp):
             raise TypeError(f"custom_jvp: defjvp takes a function, got {jvp!r:.40}")
+        if symbolic_zeros is not None:
+            self.symbolic_zeros = _checked_flag(symbolic_zeros, "symbolic_zeros")
         self.jvp = jvp
         return jvp
+
+    def _perturbed(self, differentiated):
+        if not self.symbolic_zeros:
+            return None
+        st = dispatch.current_state()
+        if st.modes:  # traced or mapped: which tensors a gradient goes through is not known here
+            return None
+        tapes = st.tapes
+
+        def moves(leaf):
+            if not isinstance(leaf, Tensor) or leaf.dtype.kind not in "fc":
+                return False
+            if isinstance(leaf, Variable) and leaf.trainable:  # a tape watches it when the op reads it
+                return bool(tapes)
+            return any(leaf._id in tape._watched for tape in tapes)
+
+        return [[moves(leaf) for leaf in tree.leaves(a)] for a in differentiated]
 
     def defjvps(self, *jvps) -> None:
         """JAX's ``defjvps``: one rule per argument, ``jvp_i(tangent_i, output, *primals)`` giving that
@@ -560,7 +615,11 @@ class custom_jvp(_CustomDerivative):
                     f"custom_jvp: {self._name()} was given {len(jvps)} rules by defjvps for {len(primals)} arguments"
                 )
             out = self(*primals)
-            parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents) if rule is not None]
+            parts = [
+                rule(t, out, *primals)
+                for rule, t in zip(jvps, tangents)
+                if rule is not None and not isinstance(t, SymbolicZero)
+            ]
             if not parts:
                 return out, tree.map(zeros_like, out)
             return out, tree.map(lambda *leaves: functools.reduce(lambda a, b: a + b, leaves), *parts)
@@ -576,7 +635,7 @@ class custom_jvp(_CustomDerivative):
     def _forward(self, args):
         return self.fun(*args), None
 
-    def _cotangents(self, constants, differentiated, residuals, g) -> list:
+    def _cotangents(self, constants, differentiated, residuals, g, perturbed=None) -> list:
         from ..ops import creation
         from .api import vjp
 
@@ -590,15 +649,19 @@ class custom_jvp(_CustomDerivative):
             for k, (leaves, _) in enumerate(layouts)
             if not _holds_no_tensor(differentiated[k])
             for i, leaf in enumerate(leaves)
-            if isinstance(leaf, Tensor) and leaf.dtype.kind in "fc"
+            if isinstance(leaf, Tensor) and leaf.dtype.kind in "fc" and (perturbed is None or perturbed[k][i])
         ]
+        # symbolic_zeros: a SymbolicZero for each leaf held fixed (not perturbed), as JAX passes.
+        no_tangent = SymbolicZero.of if self.symbolic_zeros else _zero_tangent
 
         def tangents_out(*tangents):
-            full = [[_zero_tangent(leaf) for leaf in leaves] for leaves, _ in layouts]
+            full = [[no_tangent(leaf) for leaf in leaves] for leaves, _ in layouts]
             for (k, i), t in zip(slots, tangents):
                 full[k][i] = t
             given = tuple(
-                creation.zeros((), dtype="float64") if _holds_no_tensor(a) else tree.unflatten(treedef, leaves)
+                creation.zeros((), dtype="float64")
+                if _holds_no_tensor(a) and not self.symbolic_zeros
+                else tree.unflatten(treedef, leaves)
                 for a, (_, treedef), leaves in zip(differentiated, layouts, full)
             )
             with self._rule_running():
@@ -636,7 +699,53 @@ class custom_jvp(_CustomDerivative):
             raise ValueError(
                 f"custom_jvp: the rule of {self._name()} returned {problem}; rule defined at {rule_site(self.jvp)}"
             )
+        if any(isinstance(t, SymbolicZero) for t in leaves):
+            return tree.unflatten(
+                out_def, [zeros_like(o) if isinstance(t, SymbolicZero) else t for t, o in zip(leaves, out_leaves)]
+            )
         return tangents
+
+
+class SymbolicZero:
+    """A zero tangent known to be zero (JAX's ``jax.custom_derivatives.SymbolicZero``): what a
+    ``custom_jvp(..., symbolic_zeros=True)`` rule gets for an input that no gradient is asked through, and may
+    return for an output tangent that is zero.  It is not a tensor (tensorlib ops refuse it); ``shape`` and
+    ``dtype`` are those of the primal it stands for.
+
+    >>> import tensorlib as tl
+    >>> tl.SymbolicZero.from_primal_value(tl.ones((2, 3)))
+    SymbolicZero(shape=(2, 3), dtype=float32)
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @staticmethod
+    def from_primal_value(value) -> "SymbolicZero":
+        """The symbolic zero tangent of ``value`` (a tensor, array or number)."""
+        a = value if isinstance(value, (Tensor, np.ndarray)) else np.asarray(value)
+        return SymbolicZero(a.shape, a.dtype)
+
+    @staticmethod
+    def of(leaf):
+        """``from_primal_value`` for a tensor, array or number; None for anything else (a string, None)."""
+        numeric = isinstance(leaf, (Tensor, np.ndarray, np.generic, int, float, complex)) and not isinstance(leaf, bool)
+        return SymbolicZero.from_primal_value(leaf) if numeric else None
+
+    def __repr__(self) -> str:
+        return f"SymbolicZero(shape={self.shape}, dtype={self.dtype})"
+
+
+def _checked_flag(value, name) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"custom_jvp: {name} must be a bool, got {value!r:.60}")
+    return value
 
 
 def _zero_tangent(leaf):
@@ -658,17 +767,22 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
 
     JAX's keywords are taken, so its code runs unchanged: ``static_argnums`` (positions whose values are
     Python values, checked hashable as in JAX; every non-tensor argument is static here anyway),
-    ``prevent_cse`` (a bool) and ``policy`` (a ``jax.checkpoint_policies``-style callable, or None): nothing
-    is saved whatever the policy says (JAX's ``nothing_saveable``), so values and gradients are the same
-    and only the memory it would have kept differs.  ``tl.remat(static_argnums=1)`` with no ``f`` is a
-    decorator.
+    ``prevent_cse`` (a bool) and ``policy``: which op results the forward pass keeps, so that the backward
+    pass's run of ``f`` takes them instead of running those ops again (their kernels do not run; the ops
+    between them do).  ``policy`` is one of :mod:`tl.checkpoint_policies <tensorlib.grad.checkpoint_policies>`
+    (``dots_saveable``, ``save_only_these_names("h")`` with :func:`tl.checkpoint_name
+    <tensorlib.grad.checkpoint_policies.checkpoint_name>`, ...) or a function ``policy(op_type, inputs, attrs)
+    -> bool`` asked per op (JAX passes the primitive and its params); None keeps nothing (JAX's
+    ``nothing_saveable``) and ``everything_saveable`` keeps all, as without remat.  Values and gradients are the
+    same whatever the policy; only what is kept and what runs again differ.  ``tl.remat(static_argnums=1)``
+    with no ``f`` is a decorator.
 
     Random draws repeat: the recomputation starts the global generator where the forward pass
     started it, and seeded ops draw the same numbers anyway.  A draw that cannot be repeated (from a
     ``tl.random.Generator`` object) or any other state that changed between the two runs makes
     the recomputed outputs differ from the forward ones, and that is a RuntimeError naming ``f``,
-    never a gradient of other values.  Under ``tl.function`` ``f`` runs as it is: the graph's memory
-    plan frees what the gradient does not read.  Under nested or persistent tapes ``f``'s own ops are
+    never a gradient of other values.  Under ``tl.function`` ``f`` runs as it is, whatever the policy: the
+    graph's memory plan frees what the gradient does not read.  Under nested or persistent tapes ``f``'s own ops are
     recorded too (as for any custom_gradient that may be differentiated again), so the memory is
     saved under one non-persistent tape (``tl.grad``, ``tl.value_and_grad``).
 
@@ -686,13 +800,18 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
         return lambda fn: remat(fn, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
     name = getattr(f, "__qualname__", repr(f))
     static = _remat_options(f, name, prevent_cse, policy, static_argnums)
+    from . import checkpoint_policies
+
+    if policy is checkpoint_policies.nothing_saveable:
+        policy = None
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         for i in static:
             _hashable_static(name, args, i)
         st = dispatch.current_state()
-        if st.modes or not st.tapes:  # traced: the graph keeps what it keeps; nothing records: nothing to save
+        # Traced: the graph keeps what it keeps; nothing records: nothing to save; everything kept: nothing to redo.
+        if st.modes or not st.tapes or policy is checkpoint_policies.everything_saveable:
             return f(*args, **kwargs)
         leaves, treedef = tree.flatten((args, kwargs))
         where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
@@ -707,7 +826,8 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
         start = _global_random_state()
 
         def rematerialized(*tensors):
-            with dispatch.assigns_logged() as assigned:
+            kept = None if policy is None else _Kept(policy, name)
+            with dispatch.assigns_logged() as assigned, _observing(kept):
                 y = call(tensors)
 
             def grad_fn(*out_grads, variables=None):
@@ -718,7 +838,8 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
                         # Fresh tensors: the same tensor given twice gets a gradient per place, summed by the engine.
                         fresh = [identity(t) for t in tensors]
                         tape.watch(fresh + variables)
-                        again = tree.leaves(call(fresh))
+                        with _observing(kept and kept.replaying_from_start()):
+                            again = tree.leaves(call(fresh))
                 _check_recomputed(name, tree.leaves(y), again)
                 # Integer and bool tensors (indices, masks) get no gradient.
                 sources = [t for t in fresh if t.dtype.kind in "fc"] + variables
@@ -732,6 +853,80 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
         return _with_gradient(rematerialized, closures_as_variables=True)(*[leaves[i] for i in where])
 
     return wrapper
+
+
+class _Kept:
+    """The results a ``tl.remat`` policy keeps, an observer of the ops ``f`` runs: in the forward pass
+    (``on_op``) it counts them and keeps the results of those the policy names; in the backward pass's run
+    (``replaying``) it counts them again and gives the kept results instead of running their kernels
+    (``replayed``, asked by dispatch before a kernel runs while observers are active).  Random ops are never
+    kept: the recomputation repeats the forward pass's draws in their order."""
+
+    def __init__(self, policy, name):
+        self.policy, self.name = policy, name
+        self.results: dict = {}  # the op's position in the run -> (its type, its outputs)
+        self.made: dict = {}  # the _id of a result not kept -> (its op's position, type, several?, weak references)
+        self.count = 0
+        self.replaying = False
+
+    def replaying_from_start(self):
+        """Itself, set to give its results from the run's first op on (each run of ``grad_fn``)."""
+        self.replaying, self.count = True, 0
+        return self
+
+    def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
+        if mode != "eager" or self.replaying:  # a tl.function's nodes run again whole
+            return
+        k, self.count = self.count, self.count + 1
+        many = outputs if outputs.__class__ is tuple else (outputs,)
+        if op.stateful or not self.policy(op.name, tuple(inputs), dict(attrs)):
+            for o in many:
+                self.made[o._id] = (k, op.name, outputs.__class__ is tuple, [weakref.ref(p) for p in many])
+            return
+        self.results[k] = (op.name, outputs)
+        # A named value is kept with the op that made it (``checkpoint_name(x @ w, "h")`` keeps the product:
+        # naming it is asking not to compute it again); the same arrays, no more memory.
+        made = self.made.get(inputs[0]._id) if op.name == "CheckpointName" else None
+        if made is not None:
+            j, op_type, multi, refs = made
+            alive = [r() for r in refs]
+            if None not in alive and not getattr(registry_ops.get(op_type), "stateful", True):
+                self.results[j] = (op_type, tuple(alive) if multi else alive[0])
+
+    def replayed(self, op, inputs, attrs, specs):
+        if not self.replaying:
+            return None
+        k, self.count = self.count, self.count + 1
+        found = self.results.get(k)
+        if found is None:
+            return None
+        op_type, outputs = found
+        many = outputs if outputs.__class__ is tuple else (outputs,)
+        wanted = specs if specs.__class__ is tuple else (specs,)
+        if op_type != op.name or [o.shape for o in many] != [tuple(s.shape) for s in wanted]:
+            raise RuntimeError(
+                f"tl.remat: running {self.name} again for its gradient ran another op at step {k} ({op.name} of "
+                f"{[tuple(s.shape) for s in wanted]}) than the forward pass ({op_type} of {[o.shape for o in many]}): "
+                "it reads state that changed in between, or its Python control flow depends on more than its "
+                "arguments"
+            )
+        # New tensors of the same values (values are immutable): the recomputation's tape records them as this op's.
+        fresh = tuple(make(o._value, o.backend, o.shape, o.dtype) for o in many)
+        return fresh if outputs.__class__ is tuple else fresh[0]
+
+
+@contextlib.contextmanager
+def _observing(observer):
+    """``observer`` (None: nothing) among this thread's observers in the block."""
+    if observer is None:
+        yield
+        return
+    observers = dispatch.local_state().observers
+    observers.append(observer)
+    try:
+        yield
+    finally:
+        observers.remove(observer)
 
 
 def _remat_options(f, name, prevent_cse, policy, static_argnums) -> tuple:

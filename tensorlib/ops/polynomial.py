@@ -248,9 +248,9 @@ def roots(p) -> Tensor:
     as they are (JAX's ``strip_zeros=False``), so the first must not be zero.  Trailing zeros give exact
     zero roots, and differentiable ones: stripping them, as NumPy and JAX do, would cut every root's
     dependence on those coefficients.  In eager mode the roots come in ``np.roots``' order (with trailing zeros:
-    the other roots in the order of the stripped polynomial's, then the zeros); under ``tl.function`` in LAPACK's
-    order for the companion matrix of the coefficients as given, which differs where the coefficients end in zeros
-    (sort with ``sort_complex`` to compare).  Differentiable where the roots are simple.
+    the other roots in the order of the stripped polynomial's, then the zeros); under ``tl.function`` and
+    ``tl.vmap`` in LAPACK's order for the companion matrix of the coefficients as given, which differs where the
+    coefficients end in zeros (sort with ``sort_complex`` to compare).  Differentiable where the roots are simple.
 
     >>> import tensorlib as tl
     >>> sorted(tl.roots(tl.tensor([1.0, -3.0, 2.0])).numpy().real.round(6).tolist())

@@ -293,7 +293,14 @@ def _orders(op_type, n) -> np.ndarray:
     if isinstance(n, Tensor):
         n = n.numpy()
     orders = np.asarray(n)
-    if orders.dtype.kind == "f" and np.all(np.isfinite(orders)) and np.all(orders == np.floor(orders)):
+    integral = orders.dtype.kind == "f" and np.all(np.isfinite(orders)) and np.all(orders == np.floor(orders))
+    too_big = orders.dtype == object and all(isinstance(v, int) for v in orders.ravel().tolist())
+    if too_big or (orders.dtype.kind in "fu" and orders.size and (integral or orders.dtype.kind == "u")):
+        # Python ints past int64 (an object array), uint64 and integral floats past int64 (which astype wrapped
+        # to a negative order): an OverflowError naming the argument, DESIGN §6.
+        if too_big or np.max(orders) >= 2.0**63:
+            raise OverflowError(f"{op_type}: the order n {n!r:.60} does not fit in int64")
+    if integral:
         orders = orders.astype(np.int64)  # an integer-valued float, as SciPy and JAX take it (1.0 is order 1)
     if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
         raise ValueError(f"{op_type}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")

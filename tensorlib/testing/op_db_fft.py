@@ -9,7 +9,7 @@ real signal differentiates back to a real gradient.
 
 >>> from tensorlib.testing.op_db_fft import OPINFOS
 >>> sorted({t for info in OPINFOS for t in info.op_types})
-['AllPoleFilter', 'FFTN', 'IRFFTN', 'MatrixSolve', 'RFFTN', 'Roll']
+['AllPoleFilter', 'FFTN', 'FirFilter', 'IRFFTN', 'MatrixSolve', 'RFFTN', 'Roll']
 """
 
 from __future__ import annotations
@@ -524,13 +524,13 @@ OPINFOS += [
     _signal_entry(
         "lfilter",
         _lfilter_samples,
-        ("AllPoleFilter",),
+        ("AllPoleFilter", "FirFilter"),
         error_inputs=_FILTER_ERRORS,
     ),
     _signal_entry(
         "lfilter_state",
         lambda dtype: _lfilter_samples(dtype, with_state=True),
-        ("AllPoleFilter",),
+        ("AllPoleFilter", "FirFilter"),
         function="lfilter",
     ),
     _signal_entry(
@@ -544,7 +544,7 @@ OPINFOS += [
     _signal_entry(
         "filtfilt",
         _filtfilt_samples,
-        ("AllPoleFilter", "MatrixSolve"),
+        ("AllPoleFilter", "FirFilter", "MatrixSolve"),
         error_inputs=(
             ErrorInput(
                 ([1.0, 1.0], [1.0], np.ones(6)),
@@ -552,15 +552,13 @@ OPINFOS += [
                 match=r"^filtfilt: the length of x along axis 0 \(6\) must be greater than padlen, which is 6",
             ),
             ErrorInput(([1.0], [1.0], np.ones(9)), {"padtype": "zero"}, ValueError, r"^filtfilt: padtype must be"),
-            ErrorInput(
-                ([1.0], [1.0], np.ones(9)), {"method": "gust"}, NotImplementedError, r"^filtfilt: method='gust'"
-            ),
+            ErrorInput(([1.0], [1.0], np.ones(9)), {"method": "fir"}, ValueError, r"^filtfilt: method must be"),
         ),
     ),
     _signal_entry(
         "sosfilt",
         lambda dtype: _sos_samples(dtype, "filt"),
-        ("AllPoleFilter",),
+        ("AllPoleFilter", "FirFilter"),
         error_inputs=(
             ErrorInput((np.ones((2, 5)), np.ones(3)), exc=ValueError, match=r"^sosfilt: sos must have shape"),
             ErrorInput((np.full((1, 6), 2.0), np.ones(3)), exc=ValueError, match=r"^sosfilt: sos\[:, 3\] must be all"),

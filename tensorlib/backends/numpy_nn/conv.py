@@ -37,6 +37,7 @@ from .fourier import (
     _fourier_flops,
     _fourier_lengths,
     loses_dim_windows,
+    overflow_limit,
 )
 from .sums import column_sums
 
@@ -149,14 +150,21 @@ class _ConvShapes:
         if self.strategy == FOURIER_GEMM and not all(np.isfinite(a).all() for a in operands):
             self.use_patches()
 
-    def patches_unless_accurate(self, signal: np.ndarray, transposed: bool = False, unless_even=None) -> None:
+    def patches_unless_accurate(
+        self, signal: np.ndarray, transposed: bool = False, unless_even=None, w: np.ndarray | None = None
+    ) -> None:
         """Trade fourier_gemm for a patch strategy when it would lose the digits of the dim windows of an image
         of ``signal`` (the input, or with ``transposed`` the output gradient of an input gradient): see
         :func:`.fourier.loses_dim_windows`.  With ``unless_even`` (the input, for a filter gradient: a sum over
         every pixel of input times output gradient) only when the input has dim windows too: the transform's
         error is then a fraction of an epsilon of the bright input times the bright gradient, which a sum whose
-        bright values fall on each other's dim ones may lie far below (4.7e-3 of it, measured at 1e6 contrast)."""
-        if self.strategy != FOURIER_GEMM or not loses_dim_windows(signal, self.geometry, transposed):
+        bright values fall on each other's dim ones may lie far below (4.7e-3 of it, measured at 1e6 contrast).
+        With the filter ``w`` (for the output or the input gradient), also where an image of ``signal`` is so
+        large that the transform's sums could overflow (:func:`.fourier.overflow_limit`)."""
+        if self.strategy != FOURIER_GEMM:
+            return
+        limit = math.inf if w is None else overflow_limit(self.geometry, w, self.compute_dtype)
+        if not loses_dim_windows(signal, self.geometry, transposed, limit):
             return
         if unless_even is None or loses_dim_windows(unless_even, self.geometry, False):
             self.use_patches()
@@ -376,7 +384,7 @@ def conv2d(
     dtype = np.result_type(x, w)
     conv = _ConvShapes("conv2d", x.shape, w.shape, strides, dilations, pads, dtype, strategy)
     conv.patches_unless_finite(w)
-    conv.patches_unless_accurate(x)
+    conv.patches_unless_accurate(x, w=w)
     out_h, out_w = conv.geometry.out_hw
     shape = (conv.batch, out_h, out_w, conv.out_channels)
     if out is None:
@@ -408,6 +416,14 @@ def conv2d(
 
     plan.share_image_blocks(run, _parallel(max(x.nbytes, out.nbytes)))
     return out
+
+
+def _all_finite(arrays) -> bool:
+    """Whether the arrays (None stands for none) hold no inf or NaN: a fourier_gemm filter or bias gradient is
+    checked this way (it is small) before it is returned, as an overflow in any of the transform's sums reaches
+    it as an inf or a NaN (every later sum is a GEMM that multiplies it, by 0 too: inf * 0 is NaN), which the
+    patches, run instead, keep only where the exact sum overflows too."""
+    return all(a is None or np.isfinite(a).all() for a in arrays)
 
 
 def _checked_out(name: str, out: np.ndarray | None, shape: tuple, dtype) -> np.ndarray | None:
@@ -453,7 +469,7 @@ def conv2d_backprop_input(
     conv = _ConvShapes(name, input_shape, w.shape, strides, dilations, pads, dtype, strategy)
     dy = conv.check_out_gradient(name, dy)
     conv.patches_unless_finite(w)
-    conv.patches_unless_accurate(dy, transposed=True)
+    conv.patches_unless_accurate(dy, transposed=True, w=w)
     out = _checked_out(name, out, input_shape, dtype)
     if conv.strategy == FOURIER_GEMM:
         try:
@@ -516,9 +532,12 @@ def _filter_gradient(x, filter_shape, dy, strides, dilations, pads, strategy, *,
     conv.patches_unless_accurate(dy, transposed=True, unless_even=x)
     if conv.strategy == FOURIER_GEMM:
         try:
-            return _fourier_conv2d_backprop_filter(conv, x, dy, bias)
+            results = _fourier_conv2d_backprop_filter(conv, x, dy, bias)
+            if _all_finite(results):
+                return results
         except NonFiniteSpectrum:
-            conv.use_patches()
+            pass
+        conv.use_patches()
     plan = _PatchPlan(conv)
 
     # Each lane of image blocks sums its blocks' products in order; the lanes' totals are summed in

@@ -256,7 +256,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool) -> bool:
+def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool, limit: float = math.inf) -> bool:
     """Whether fourier_gemm would lose digits on ``signal`` (NHWC): whether some window of an image is more than
     :data:`_FOURIER_MAX_CONTRAST` times dimmer than the brightest window of that image, yet not all zeros (there
     a direct sum is exact and the transform's error a fraction of an epsilon of the brightest).  A window's scale
@@ -265,7 +265,8 @@ def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool)
     is the output gradient, ``geometry`` the forward conv's).  Cost: one pass over ``signal`` (its magnitudes
     summed over channels by a matrix-vector product, block by block in cache, shared out between threads from
     :data:`_SCALE_PARALLEL_MIN_BYTES`), then sums on the single-channel maps: 0.45 ms of CPU for the 3.2 MB input
-    of the LeNet step's second conv, 0.75 ms for its 6.4 MB output gradient.
+    of the LeNet step's second conv, 0.75 ms for its 6.4 MB output gradient.  Also true where an image's sum of
+    ``|signal|`` may reach ``limit`` (see :func:`overflow_limit`): fourier_gemm's sums could overflow there.
 
     >>> from tensorlib.backends.numpy_nn.blocks import _Geometry
     >>> geometry = _Geometry.build("conv2d", (8, 8), (3, 3), (1, 1), (1, 1), ((1, 1), (1, 1)))
@@ -294,6 +295,9 @@ def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool)
 
     parallel = signal.nbytes >= _SCALE_PARALLEL_MIN_BYTES
     _share_blocks(run, _shared_blocks(batch, images, parallel), parallel)
+    # An image's sum is at most its pixels times its heaviest pixel (an inf or NaN compares false too).
+    if limit < math.inf and not float(mass.max()) * (height * width) < limit:
+        return True
     (top, bottom), (left, right) = geometry.pads
     (out_h, out_w), (kh, kw) = geometry.out_hw, geometry.kernel_hw
     (sh, sw), (dh, dw) = geometry.strides, geometry.dilations
@@ -321,6 +325,27 @@ def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool)
     windows = windows.reshape(batch, -1)
     dimmest = windows.min(axis=1, where=windows > 0, initial=np.inf)  # of the windows that are not all zeros
     return bool(np.any(dimmest * _FOURIER_MAX_CONTRAST < windows.max(axis=1)))
+
+
+def overflow_limit(geometry: _Geometry, w: np.ndarray, dtype) -> float:
+    """The sum of ``|signal|`` over an image (every pixel and channel) below which no sum of fourier_gemm's conv
+    of the image with the filter ``w`` (HWIO), nor of its input gradient, can overflow the compute ``dtype``.
+
+    Every spectrum value of a signal is at most twice its channel's sum ``T`` of magnitudes (re and im each at
+    most ``T``), every value of the filter's spectra at most twice ``S = KH KW max |w|``; a per-frequency
+    product sums over channels at most ``8 T S``; the synthesis along W sums ``2 Lw`` of those, along H fewer,
+    scaled by ``1 / (Lh Lw)``: every partial sum stays below ``max(16 Lw, 64) T S`` (doubled here for
+    rounding).  The frequency-0 guard (:class:`NonFiniteSpectrum`) misses an overflow at other frequencies
+    where the image's plain sum cancels (signs alternating at 1e37 in float32: NaN outputs where a direct sum
+    is about 1e34): above this limit the conv runs by patches instead.  The cost: two reductions over ``w``."""
+    if not w.size:
+        return math.inf
+    kh, kw = geometry.kernel_hw
+    lengths = _fourier_lengths(geometry.in_hw, geometry.out_hw, geometry.kernel_hw, geometry.strides,
+                               geometry.dilations, geometry.pads)  # fmt: skip
+    scale = kh * kw * max(float(np.max(w)), -float(np.min(w)))
+    factor = 2.0 * max(16 * lengths[1], 64) * scale
+    return float(np.finfo(dtype).max) / factor if factor > 0 else math.inf
 
 
 class NonFiniteSpectrum(ArithmeticError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .blocks import Pads, Pair, _blocks, _images_per_block, _scratch
-from .conv import FOURIER_GEMM, _checked_out, _ConvShapes, _filter_gradient, conv2d_backprop_input
+from .conv import FOURIER_GEMM, _all_finite, _checked_out, _ConvShapes, _filter_gradient, conv2d_backprop_input
 from .fourier import NonFiniteSpectrum, _fourier_conv2d_backprop
 
 # Images of the input gradient masked at a time after a patch strategy wrote it (inside L2).
@@ -82,13 +82,17 @@ def conv2d_backprop(
     results = None
     if conv.strategy == FOURIER_GEMM:
         dy = conv.check_out_gradient(name, dy)
-        conv.patches_unless_accurate(dy, transposed=True)  # (the filter gradient's check too: see there)
+        conv.patches_unless_accurate(dy, transposed=True, w=w)  # (the filter gradient's check too: see there)
     if conv.strategy == FOURIER_GEMM:
         dx = np.empty(x.shape, dtype) if dx_out is None else dx_out
         epilogue = _relu_masks(dx, x) if relu_grad else None
         try:
             results = _fourier_conv2d_backprop(conv, x, w, dy, dx, epilogue)
+            if not _all_finite(results[1:]):  # an overflow in the filter gradient's sums (see _all_finite)
+                results = None
         except NonFiniteSpectrum:
+            pass
+        if results is None:
             conv.use_patches()  # and write all of dx again
     if results is None:
         dx = conv2d_backprop_input(x.shape, w, dy, strides, dilations, pads, strategy=conv.strategy, out=dx_out)

@@ -1,5 +1,5 @@
 """Neural-network ops, one family per module: :mod:`.conv` (conv2d and its two gradient ops),
-:mod:`.conv_composed` (conv1d, depthwise_conv2d), :mod:`.volume` (conv3d, conv3d_transpose, 3-D pools), :mod:`.composed` (space_to_depth, losses, prelu,
+:mod:`.conv_composed` (conv1d, conv1d_transpose, depthwise_conv2d), :mod:`.volume` (conv3d, conv3d_transpose, 3-D pools), :mod:`.composed` (space_to_depth, losses, prelu,
 instance_norm, in_top_k, 1-D pools, attention), :mod:`.pool`, :mod:`.activations` and
 :mod:`.extra_activations`, :mod:`.torch_activations` (PyTorch's shrinks, softmin, threshold, rrelu), :mod:`.losses`, :mod:`.loss_functions` (PyTorch's), :mod:`.margin_losses` (PyTorch's margin and embedding losses), :mod:`.normalization`, :mod:`.embedding`, :mod:`.batch_norm`
 and :mod:`.dropout`.
@@ -39,7 +39,7 @@ from .composed import (
     weighted_cross_entropy_with_logits,
 )
 from .conv import conv2d, conv2d_backprop_filter, conv2d_backprop_input, conv2d_transpose
-from .conv_composed import conv1d, depthwise_conv2d
+from .conv_composed import conv1d, conv1d_transpose, depthwise_conv2d
 from .dropout import dropout
 from .embedding import embedding_lookup
 from .extra_activations import (
@@ -116,6 +116,7 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "celu",
     "conv1d",
+    "conv1d_transpose",
     "conv2d",
     "conv2d_backprop_filter",
     "conv2d_backprop_input",

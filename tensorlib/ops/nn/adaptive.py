@@ -94,7 +94,7 @@ def _positions(spatial: dict, tables: dict, ndim: int) -> np.ndarray:
 def _max_indices(windows, window_axes: tuple, positions: np.ndarray):
     """PyTorch's ``return_indices``: the first maximum of each box in scan order, or its last NaN."""
     found = math_ops.equal(windows, reduce_ops.max(windows, window_axes, keepdims=True))
-    fill = np.iinfo(np.int64).max
+    fill = np.iinfo(positions.dtype).max  # a narrow table (int32) keeps the full-size selects narrow
     first = reduce_ops.min(math_ops.where(found & (positions >= 0), positions, fill), window_axes)
     if windows.dtype.kind != "f":
         return first

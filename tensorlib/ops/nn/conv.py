@@ -358,4 +358,19 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dila
     >>> y.shape
     (1, 4, 4, 1)
     """
-    return conv2d_backprop_input(output_shape, filters, input, strides, padding, dilations, data_format)
+    try:
+        return conv2d_backprop_input(output_shape, filters, input, strides, padding, dilations, data_format)
+    except (ValueError, TypeError) as e:
+        raise _transpose_error(e, "conv2d_transpose", output_shape) from None
+
+
+def _transpose_error(e: Exception, name: str, output_shape) -> Exception:
+    """``e`` from the Conv2DBackpropInput a transposed conv runs, its terms (``input_shape``, ``out_backprop``,
+    ``in_channels``) translated to the transposed conv's arguments; an error that is not the caller's passes."""
+    if type(e) not in (ValueError, TypeError):
+        return e
+    return type(e)(
+        f"{e}; {name}(input, filters, output_shape) runs it with input_shape=output_shape ({output_shape!r}), "
+        "out_backprop=input and the filters' (..., output_channels, in_channels) as its (..., in_channels, "
+        "out_channels)"
+    )

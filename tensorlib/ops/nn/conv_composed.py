@@ -14,7 +14,7 @@ from ...tensor import Tensor
 from .. import math as math_ops
 from .. import shape as shape_ops
 from ._common import _geometry, _index, _nchw_padding, _nchw_window, _op_type, _padding_attr, _window_pair
-from .conv import conv2d
+from .conv import conv2d, conv2d_transpose
 
 
 def _shape_text(x, filters) -> str:
@@ -107,6 +107,72 @@ def conv1d(input, filters, stride, padding, dilations=1, data_format: str = "NWC
     y = conv2d(shape_ops.expand_dims(x, 1), shape_ops.expand_dims(filters, 0), (1, s), padding, (1, d))
     y = shape_ops.squeeze(y, 1)
     return shape_ops.transpose(y, (0, 2, 1)) if data_format == "NCW" else y
+
+
+@_op_type(None, tensors=("input", "filters"))  # composite: one Conv2DBackpropInput of height 1
+def conv1d_transpose(
+    input, filters, output_shape, strides, padding="SAME", data_format: str = "NWC", dilations=None
+) -> Tensor:
+    """Transposed 1-D convolution (TensorFlow's ``tf.nn.conv1d_transpose``): the gradient, with respect to its
+    input, of the :func:`conv1d` that maps ``output_shape`` ``(batch, width, channels)`` (NCW: ``(batch, channels,
+    width)``; the batch may be None) to ``input``'s shape; a :func:`conv2d_transpose` of height 1.
+
+    ``filters`` is ``(width, output_channels, in_channels)``; ``strides`` and ``dilations`` an int, ``[s]`` or
+    ``[1, s, 1]``; ``padding`` ``"SAME"``, ``"VALID"`` or explicit ``(left, right)``.  PyTorch's
+    ``conv_transpose1d`` weight ``(in, out, kw)`` is these filters transposed ``(2, 1, 0)``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.nn.conv1d_transpose(np.ones((1, 2, 1)), np.ones((3, 1, 1)), (1, 5, 1), 2, "VALID").numpy().ravel().tolist()
+    [1.0, 1.0, 2.0, 1.0, 1.0]
+    """
+    name = "conv1d_transpose"
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"{name}: data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    x, w = as_tensors(input, filters)
+    where = f"{_shape_text(x, w)[:-1]}, output_shape {output_shape!r})"
+    if x.ndim != 3 or w.ndim != 3:
+        layout = "NCW (batch, channels, width)" if data_format == "NCW" else "NWC (batch, width, channels)"
+        raise ValueError(
+            f"{name}: input must be 3-D {layout} and filters 3-D (width, output_channels, in_channels) {where}"
+        )
+    try:
+        shape = tuple(None if v is None else _index(v) for v in output_shape)
+    except (TypeError, ValueError):
+        shape = ()
+    if len(shape) != 3:
+        raise ValueError(f"{name}: output_shape must be 3 ints (batch, width, channels in data_format's order) {where}")
+    s, d = _one(strides, "strides", name), _one(dilations, "dilations", name)
+    padding = _padding_1d(padding, name)
+    first = data_format == "NCW"
+    channels, width = (shape[1], shape[2]) if first else (shape[2], shape[1])
+    x_channels, x_width = (x.shape[1], x.shape[2]) if first else (x.shape[2], x.shape[1])
+    if channels != w.shape[1]:
+        raise ValueError(f"{name}: output_shape has {channels} channels, filters output_channels {w.shape[1]} {where}")
+    if None not in (width, w.shape[0]):
+        try:
+            (_, out_width), _ = _geometry((1, width), (1, w.shape[0]), (1, s), (1, d), padding)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e} {where}") from None
+        if (x_width, x_channels) != (out_width, w.shape[2]):
+            raise ValueError(
+                f"{name}: input must have width {out_width} and {w.shape[2]} (filter in_channels) channels, what "
+                f"conv1d gives for output_shape {tuple(output_shape)} (stride {s}, padding {padding if isinstance(padding, str) else padding[1]!r}, dilation "
+                f"{d}) {where}"
+            )
+    image_shape = (shape[0], shape[1], 1, shape[2]) if first else (shape[0], 1, *shape[1:])
+    try:
+        y = conv2d_transpose(
+            shape_ops.expand_dims(x, 2 if first else 1),
+            shape_ops.expand_dims(w, 0),
+            image_shape,
+            (1, s),
+            padding,
+            (1, d),
+            data_format="NCHW" if first else "NHWC",
+        )
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"{name}: {e} (as a height-1 image) {where}") from None
+    return shape_ops.squeeze(y, 2 if first else 1)
 
 
 # ------------------------------------------------------------------ depthwise_conv2d

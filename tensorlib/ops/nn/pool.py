@@ -297,6 +297,10 @@ def torch_pool(
     where = where_of(x)
     if x.dtype.kind != "f":
         raise TypeError(f"{name}: input must be a floating-point tensor {where}")
+    if kind == "avg" and x.dtype == np.float16:  # sums and divisors in float32, rounded once (as PyTorch's)
+        options = {"ceil_mode": ceil_mode, "count_include_pad": count_include_pad, "divisor_override": divisor_override}
+        y = torch_pool(kind, name, math_ops.cast(x, np.float32), ksize, strides, padding, data_format, **options)
+        return math_ops.cast(y, np.float16)
     rank, axes, first = spatial_axes(x, data_format, name)
     k, s = window(ksize, rank, "ksize", name, first), window(strides, rank, "strides", name, first)
     d = window(dilations, rank, "dilations", name, first)
@@ -528,7 +532,8 @@ def max_unpool(input, indices, ksize, strides=None, padding=0, data_format=None,
 def lp_pool(input, norm_type: float, ksize, strides=None, ceil_mode: bool = False, data_format=None) -> Tensor:
     """Power-average pooling (PyTorch's ``F.lp_pool1d/2d/3d``): ``(sum over the window of x ** p) ** (1 / p)``,
     computed as PyTorch does, ``(avg_pool(x ** p) * window cells) ** (1 / p)`` (so a ceil-mode partial window's
-    sum is scaled by the full window over its cells; a negative sum gives NaN for a fractional ``1 / p``).
+    sum is scaled by the full window over its cells; a negative sum gives NaN for a fractional ``1 / p``);
+    float16 computes in float32 and rounds once, where PyTorch's ``x ** p`` overflows.
     ``strides`` defaults to ``ksize``; channels last by default, ``data_format="NCW"/"NCHW"/"NCDHW"``.
 
     >>> import numpy as np, tensorlib as tl
@@ -537,6 +542,10 @@ def lp_pool(input, norm_type: float, ksize, strides=None, ceil_mode: bool = Fals
     """
     name = "lp_pool"
     x = as_tensor(input)
+    if x.dtype == np.float16:  # x ** p overflows float16 (2000 ** 2); float32 throughout, rounded once
+        return math_ops.cast(
+            lp_pool(math_ops.cast(x, np.float32), norm_type, ksize, strides, ceil_mode, data_format), x.dtype
+        )
     p = float(norm_type) if not isinstance(norm_type, bool) else 0.0
     if not np.isfinite(p) or p == 0:
         raise ValueError(f"{name}: norm_type must be a finite nonzero number, got {norm_type!r} {where_of(x)}")
