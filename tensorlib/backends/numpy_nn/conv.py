@@ -160,11 +160,12 @@ class _ConvShapes:
         error is then a fraction of an epsilon of the bright input times the bright gradient, which a sum whose
         bright values fall on each other's dim ones may lie far below (4.7e-3 of it, measured at 1e6 contrast).
         With the filter ``w`` (for the output or the input gradient), also where an image of ``signal`` is so
-        large that the transform's sums could overflow (:func:`.fourier.overflow_limit`)."""
+        large that the transform's sums could overflow (:func:`.fourier.overflow_limit`), and with each tap's
+        cells weighed by the tap's magnitude (a filter whose taps differ by orders of magnitude)."""
         if self.strategy != FOURIER_GEMM:
             return
         limit = math.inf if w is None else overflow_limit(self.geometry, w, self.compute_dtype)
-        if not loses_dim_windows(signal, self.geometry, transposed, limit):
+        if not loses_dim_windows(signal, self.geometry, transposed, limit, w):
             return
         if unless_even is None or loses_dim_windows(unless_even, self.geometry, False):
             self.use_patches()

@@ -256,17 +256,24 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool, limit: float = math.inf) -> bool:
+def loses_dim_windows(
+    signal: np.ndarray, geometry: _Geometry, transposed: bool, limit: float = math.inf, filter=None
+) -> bool:
     """Whether fourier_gemm would lose digits on ``signal`` (NHWC): whether some window of an image is more than
     :data:`_FOURIER_MAX_CONTRAST` times dimmer than the brightest window of that image, yet not all zeros (there
     a direct sum is exact and the transform's error a fraction of an epsilon of the brightest).  A window's scale
     is its sum of ``|signal|`` over channels and the cells that the conv's output reads (``transposed=False``:
     ``signal`` is the input) or that an input gradient's cell is scattered from (``transposed=True``: ``signal``
-    is the output gradient, ``geometry`` the forward conv's).  Cost: one pass over ``signal`` (its magnitudes
-    summed over channels by a matrix-vector product, block by block in cache, shared out between threads from
-    :data:`_SCALE_PARALLEL_MIN_BYTES`), then sums on the single-channel maps: 0.45 ms of CPU for the 3.2 MB input
-    of the LeNet step's second conv, 0.75 ms for its 6.4 MB output gradient.  Also true where an image's sum of
-    ``|signal|`` may reach ``limit`` (see :func:`overflow_limit`): fourier_gemm's sums could overflow there.
+    is the output gradient, ``geometry`` the forward conv's).  With ``filter`` (HWIO), each tap's cells count
+    times that tap's magnitude (its sum of ``|filter|`` over channels): a filter whose taps differ by orders of
+    magnitude leaves the outputs where its bright taps read padding or zeros with only its dim taps' terms,
+    which the transform's error (an epsilon of the bright tap times the bright input) would swamp; taps within
+    a factor ``r <= 2`` of each other only divide the contrast allowed by ``r``.  Cost: one pass over ``signal``
+    (its magnitudes summed over channels by a matrix-vector product, block by block in cache, shared out between
+    threads from :data:`_SCALE_PARALLEL_MIN_BYTES`), then sums on the single-channel maps: 0.45 ms of CPU for the
+    3.2 MB input of the LeNet step's second conv, 0.75 ms for its 6.4 MB output gradient.  Also true where an
+    image's sum of ``|signal|`` may reach ``limit`` (see :func:`overflow_limit`): fourier_gemm's sums could
+    overflow there.
 
     >>> from tensorlib.backends.numpy_nn.blocks import _Geometry
     >>> geometry = _Geometry.build("conv2d", (8, 8), (3, 3), (1, 1), (1, 1), ((1, 1), (1, 1)))
@@ -279,7 +286,7 @@ def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool,
     """
     dtype = np.dtype(np.float64 if signal.dtype == np.float64 else np.float32)
     batch, height, width, channels = signal.shape
-    if not signal.size:
+    if not signal.size or (filter is not None and not filter.any()):  # (a filter of zeros: exact zeros out)
         return False
     # The magnitudes' sum over channels at each pixel.
     mass = np.empty((batch, height, width), dtype)
@@ -305,7 +312,12 @@ def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool,
     # The cells of tap (i, j) along a padded axis: i * d + o * s for the outputs o.
     row_taps = [slice(i * dh, i * dh + (out_h - 1) * sh + 1, sh) for i in range(kh)]
     col_taps = [slice(j * dw, j * dw + (out_w - 1) * sw + 1, sw) for j in range(kw)]
-    if transposed:  # each output's mass scattered onto the padded input cells its window reads
+    contrast, tap_mass = _FOURIER_MAX_CONTRAST, None if filter is None else _tap_magnitudes(filter, dtype)
+    if tap_mass is not None and tap_mass.min() * 2 >= tap_mass.max():  # even taps: plain windows, less contrast
+        contrast, tap_mass = contrast * tap_mass.min() / tap_mass.max(), None
+    if tap_mass is not None:
+        windows = _weighted_windows(mass, tap_mass, row_taps, col_taps, padded_hw, geometry, transposed)
+    elif transposed:  # each output's mass scattered onto the padded input cells its window reads
         cols = np.zeros((batch, out_h, padded_hw[1]), dtype)
         for taps in col_taps:
             cols[:, :, taps] += mass
@@ -324,7 +336,35 @@ def loses_dim_windows(signal: np.ndarray, geometry: _Geometry, transposed: bool,
             windows += rows[:, :, taps]
     windows = windows.reshape(batch, -1)
     dimmest = windows.min(axis=1, where=windows > 0, initial=np.inf)  # of the windows that are not all zeros
-    return bool(np.any(dimmest * _FOURIER_MAX_CONTRAST < windows.max(axis=1)))
+    return bool(np.any(dimmest * contrast < windows.max(axis=1)))
+
+
+def _tap_magnitudes(filter: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``(kh, kw)``: each tap's sum of ``|filter|`` over its channels, as one matrix-vector product (a third of
+    a ``sum`` over the channel axes' time; a float32 sum is ample for a contrast test)."""
+    kh, kw = filter.shape[:2]
+    magnitudes = np.abs(filter).reshape(kh * kw, -1)
+    return (magnitudes @ np.ones(magnitudes.shape[1], dtype)).reshape(kh, kw)
+
+
+def _weighted_windows(mass, taps, row_taps, col_taps, padded_hw, geometry, transposed) -> np.ndarray:
+    """The window scales of :func:`loses_dim_windows` with tap ``(i, j)``'s cells weighted by ``taps[i, j]``: one
+    multiply-add per tap that is not zero (a tap of zeros reads nothing, an inf times 0 stays out)."""
+    batch = mass.shape[0]
+    (top, _), (left, _) = geometry.pads
+    in_h, in_w = geometry.in_hw
+    live = [(i, j) for i in range(taps.shape[0]) for j in range(taps.shape[1]) if taps[i, j] > 0]
+    if transposed:  # each output's mass, weighted by the tap, scattered onto the padded cells that tap reads
+        padded = np.zeros((batch, *padded_hw), mass.dtype)
+        for i, j in live:
+            padded[:, row_taps[i], col_taps[j]] += taps[i, j] * mass
+        return padded[:, top : top + in_h, left : left + in_w]
+    padded = np.zeros((batch, *padded_hw), mass.dtype)
+    padded[:, top : top + in_h, left : left + in_w] = mass
+    windows = np.zeros((batch, *geometry.out_hw), mass.dtype)
+    for i, j in live:
+        windows += taps[i, j] * padded[:, row_taps[i], col_taps[j]]
+    return windows
 
 
 def overflow_limit(geometry: _Geometry, w: np.ndarray, dtype) -> float:
