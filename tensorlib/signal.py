@@ -1038,11 +1038,13 @@ def _zero_phase(run, x, ax: int, edge: int) -> Tensor:
 
 def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, method: str = "pad",
              irlen=None) -> Tensor:  # fmt: skip
-    """Zero-phase filtering (``scipy.signal.filtfilt``, ``method="pad"``): :func:`lfilter` forwards and then
-    backwards over ``x`` extended at both ends by ``padlen`` samples (default ``3 * max(len(a), len(b))``;
-    ``padtype`` ``"odd"``, ``"even"``, ``"constant"`` or None), each pass started from :func:`lfilter_zi` scaled
-    by its first sample.  ``method="gust"`` (Gustafsson's initial conditions) is not implemented.
-    Differentiable in ``b``, ``a`` and ``x``.
+    """Zero-phase filtering (``scipy.signal.filtfilt``): :func:`lfilter` forwards and then backwards over ``x``
+    extended at both ends by ``padlen`` samples (default ``3 * max(len(a), len(b))``; ``padtype`` ``"odd"``,
+    ``"even"``, ``"constant"`` or None), each pass started from :func:`lfilter_zi` scaled by its first sample.
+    ``method="gust"``: Gustafsson's initial conditions instead (no padding; ``padtype`` and ``padlen`` unused), the
+    states at both ends that make forward-backward equal backward-forward in the least-squares sense, found from
+    the filter's responses over ``irlen`` samples at each end (all of them by default).  Differentiable in ``b``,
+    ``a`` and ``x``.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.signal.filtfilt([0.5, 0.5], [1.0], np.arange(8.0)).numpy().tolist()
@@ -1051,15 +1053,63 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     who = "filtfilt"
     if method not in ("pad", "gust"):
         raise ValueError(f"{who}: method must be 'pad' or 'gust', got {method!r}")
-    if method == "gust":
-        raise NotImplementedError(f"{who}: method='gust' (Gustafsson's initial conditions) is not implemented; "
-                                  "use method='pad'")  # fmt: skip
     b, a, x = _filter_inputs(who, b, a, x)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
+    if method == "gust":
+        irlen = None if irlen is None else _count(irlen, "irlen", who, 0)
+        return _array.moveaxis(_gustafsson(b, a, _array.moveaxis(x, ax, -1), irlen, who), -1, ax)
     edge, ext = _extended(x, ax, padtype, padlen, max(a.shape[0], b.shape[0]), who)
     zi = lfilter_zi(b, a)
     return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+
+
+def _gustafsson(b, a, x, irlen, who: str) -> Tensor:
+    """SciPy's ``filtfilt(method="gust")`` along the last axis of ``x``: the forward-backward filter whose initial
+    states at both ends make it equal the backward-forward one in the least-squares sense (Gustafsson, 1996):
+    ``y_fb + W c`` with ``c = pinv(M) (y_bf - y_fb)``, ``M`` and ``W`` built from the filter's responses to unit
+    initial states over ``irlen`` samples at each end (all of them when ``irlen`` is None or ``n <= 2 irlen``)."""
+    order = max(a.shape[0], b.shape[0]) - 1
+    if order == 0:
+        return x * _math.square(b[0] / a[0])
+    n = x.shape[-1]
+    if n is None:
+        raise ValueError(f"{who}: method='gust' needs the signal's length, unknown here (x shape {tuple(x.shape)})")
+    m = n if irlen is None or n <= 2 * irlen else irlen
+    unit = _creation.tensor(np.eye(1, order).ravel().astype(x.dtype), backend=x.backend)
+    response = _lfilter_last(b, a, _creation.zeros((m,), dtype=x.dtype, backend=x.backend), unit)[0]
+    observe = _shape.stack(
+        [_shape.pad(response[: max(m - k, 0)], [(min(k, m), 0)]) for k in range(order)], -1
+    )  # (m, order): column k the response delayed by k samples
+    observe_r = _array.flip(observe, 0)
+    fb_of_state = _shape.transpose(_lfilter_last(b, a, _shape.transpose(observe_r)))  # (m, order)
+    fb_of_state_r = _array.flip(fb_of_state, 0)
+
+    def blocks(left, right):
+        if m == n:
+            return _shape.concat([left, right], 1)
+        zeros = _math.zeros_like(left)
+        return _shape.concat([_shape.concat([left, zeros], 1), _shape.concat([zeros, right], 1)], 0)
+
+    matrix = blocks(fb_of_state_r - observe, observe_r - fb_of_state)
+    weights = blocks(fb_of_state_r, observe_r)
+
+    def run(signal):
+        return _lfilter_last(b, a, signal)
+
+    y_fb = _array.flip(run(_array.flip(run(x), -1)), -1)
+    y_bf = run(_array.flip(run(_array.flip(x, -1)), -1))
+    delta = y_bf - y_fb
+    if m != n:
+        delta = _shape.concat([delta[..., :m], delta[..., n - m :]], -1)
+    states = delta @ _shape.transpose(_linalg.pinv(matrix))  # (..., 2 order)
+    correction = states @ _shape.transpose(weights)
+    if m != n:
+        lead = [(0, 0)] * (x.ndim - 1)
+        correction = _shape.pad(correction[..., :m], lead + [(0, n - m)]) + _shape.pad(
+            correction[..., m:], lead + [(n - m, 0)]
+        )
+    return y_fb + correction
 
 
 def _sections(sos, who: str) -> Tensor:

@@ -262,3 +262,28 @@ def test_float16_lp_pool_does_not_overflow_in_x_to_the_p():
     np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=2**-10)
     grad = tl.grad(lambda a: tl.sum(tl.nn.lp_pool(a, 2, 3, data_format="NCHW")))(tl.tensor(x)).numpy()
     assert grad.dtype == np.float16 and np.isfinite(grad).all()
+
+
+# ------------------------------------------------------------------ pixel (un)shuffle of (*, C, H, W) as PyTorch's
+def _shuffle_ref(x, r):
+    """PyTorch's pixel_shuffle of (..., C * r * r, H, W) by its definition: out[..., c, h * r + i, w * r + j] =
+    x[..., c * r * r + i * r + j, h, w]."""
+    *lead, crr, h, w = x.shape
+    out = np.zeros((*lead, crr // (r * r), h * r, w * r))
+    for c in range(crr // (r * r)):
+        for i in range(r):
+            for j in range(r):
+                out[..., c, i::r, j::r] = x[..., c * r * r + i * r + j, :, :]
+    return out
+
+
+@pytest.mark.parametrize("shape", [(8, 2, 3), (2, 3, 8, 2, 3), (1, 2, 2, 4, 1, 2)])
+def test_pixel_shuffle_takes_unbatched_and_several_leading_axes(shape):
+    x = RNG.standard_normal(shape)
+    want = _shuffle_ref(x, 2)
+    np.testing.assert_array_equal(tl.nn.pixel_shuffle(x, 2, "NCHW").numpy(), want)
+    np.testing.assert_array_equal(tl.nn.pixel_unshuffle(want, 2, "NCHW").numpy(), x)
+    last = np.moveaxis(x, -3, -1)  # channels last: (*, H, W, C * r * r)
+    np.testing.assert_array_equal(tl.nn.pixel_shuffle(last, 2).numpy(), np.moveaxis(want, -3, -1))
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(torch.nn.functional.pixel_shuffle(torch.tensor(x), 2).numpy(), want)

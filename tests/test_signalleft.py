@@ -290,3 +290,41 @@ def test_decimate_dtypes_axes_and_gradient():
     check_grads(
         lambda x: tl.signal.decimate(x, 3, ftype="fir", zero_phase=False), (x[0, :40],), order=1, modes=("rev",)
     )
+
+
+# ---------------------------------------------------------------- filtfilt(method="gust")
+@pytest.mark.parametrize(
+    "shape, axis, kwargs",
+    [((3, 60), -1, {}), ((60,), -1, {}), ((60, 3), 0, {}), ((3, 60), -1, {"irlen": 20}), ((3, 60), -1, {"irlen": 40})]
+    + [((2, 3), -1, {})],  # shorter than the filter's order
+)
+def test_filtfilt_gust_matches_scipy(shape, axis, kwargs):
+    scipy_signal = pytest.importorskip("scipy.signal")
+    x = np.random.default_rng(20).standard_normal(shape)
+    for b, a in [scipy_signal.butter(3, 0.2), ([0.3, 0.5, 0.2], [1.0]), ([3.0], [2.0]), _butter_like(2, seed=21)]:
+        a = np.asarray(a) * 2.0  # a[0] != 1
+        got = tl.signal.filtfilt(b, a, x, axis=axis, method="gust", **kwargs)
+        want = scipy_signal.filtfilt(b, a, x, axis=axis, method="gust", **kwargs)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-9, atol=1e-12)
+
+
+def _gust_reference(b, a, x):
+    """Gustafsson's method (whole-signal responses) in NumPy on ``references.lfilter``: the correction ``W c``,
+    ``c`` the least-squares solution of ``M c = y_bf - y_fb``."""
+    order, n = max(len(a), len(b)) - 1, len(x)
+    unit = np.eye(1, order).ravel()
+    response = references.lfilter(b, a, np.zeros(n), -1, unit)[0]
+    obs = np.stack([np.concatenate([np.zeros(k), response[: n - k]]) for k in range(order)], -1)
+    s = np.stack([references.lfilter(b, a, column) for column in obs[::-1].T], -1)
+    y_fb = references.lfilter(b, a, references.lfilter(b, a, x)[::-1])[::-1]
+    y_bf = references.lfilter(b, a, references.lfilter(b, a, x[::-1])[::-1])
+    c = np.linalg.lstsq(np.hstack([s[::-1] - obs, obs[::-1] - s]), y_bf - y_fb, rcond=None)[0]
+    return y_fb + np.hstack([s[::-1], obs[::-1]]) @ c
+
+
+def test_filtfilt_gust_against_a_numpy_transcription_and_its_gradient():
+    b, a = _butter_like(2, seed=22)
+    x = np.random.default_rng(23).standard_normal(40)
+    got = tl.signal.filtfilt(b, a * 1.5, x, method="gust").numpy()
+    np.testing.assert_allclose(got, _gust_reference(b, a * 1.5, x), rtol=1e-9, atol=1e-12)
+    check_grads(lambda b, a, x: tl.signal.filtfilt(b, a, x, method="gust"), (b, a, x[:16]), order=1, modes=("rev",))

@@ -122,6 +122,21 @@ def _pixel_input(input, factor, data_format: str, name: str, what: str) -> tuple
     return x, r, -1 if n is None else n, c, h, w
 
 
+def _leading_axes(shuffle):
+    """``shuffle`` of a 4-D input also taking PyTorch's ``(*, C, H, W)``: an unbatched 3-D input, or several leading
+    axes of known sizes, flattened into one batch axis and restored around the result."""
+
+    def run(input, factor, data_format: str, name: str, *what) -> Tensor:
+        x = as_tensor(input)
+        if x.ndim == 4 or x.ndim < 3 or None in x.shape[:-3]:
+            return shuffle(x, factor, data_format, name, *what)
+        y = shuffle(shape_ops.reshape(x, (-1, *x.shape[-3:])), factor, data_format, name, *what)
+        return shape_ops.reshape(y, (*x.shape[:-3], *y.shape[1:]))
+
+    return run
+
+
+@_leading_axes
 def shuffled(input, factor, data_format: str, name: str, what: str = "upscale_factor") -> Tensor:
     """:func:`pixel_shuffle`, its errors naming ``name`` (the function, or the layer)."""
     x, r, batch, c, h, w = _pixel_input(input, factor, data_format, name, what)
@@ -138,6 +153,7 @@ def shuffled(input, factor, data_format: str, name: str, what: str = "upscale_fa
     return shape_ops.reshape(y, (batch, h * r, w * r, c))
 
 
+@_leading_axes
 def unshuffled(input, factor, data_format: str, name: str, what: str = "downscale_factor") -> Tensor:
     """:func:`pixel_unshuffle`, its errors naming ``name`` (the function, or the layer)."""
     x, r, batch, c, h, w = _pixel_input(input, factor, data_format, name, what)
@@ -158,7 +174,8 @@ def unshuffled(input, factor, data_format: str, name: str, what: str = "downscal
 def pixel_shuffle(input, upscale_factor: int, data_format: str = "NHWC") -> Tensor:
     """PyTorch's ``F.pixel_shuffle``: ``(N, H, W, C * r * r)`` to ``(N, H * r, W * r, C)`` (``"NCHW"``: PyTorch's
     layout), channel ``c * r * r + i * r + j`` becoming pixel ``(i, j)`` of channel ``c``'s block in either layout
-    (:func:`depth_to_space` takes the channels in TensorFlow's order).  A reshape, a transpose and a reshape.
+    (:func:`depth_to_space` takes the channels in TensorFlow's order).  A reshape, a transpose and a reshape.  As
+    PyTorch's, an unbatched 3-D input or several leading (batch) axes are taken too.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.pixel_shuffle(np.arange(4.0).reshape(1, 4, 1, 1), 2, "NCHW").numpy()[0, 0].tolist()
@@ -170,7 +187,7 @@ def pixel_shuffle(input, upscale_factor: int, data_format: str = "NHWC") -> Tens
 @_op_type(None, tensors=("input",))
 def pixel_unshuffle(input, downscale_factor: int, data_format: str = "NHWC") -> Tensor:
     """PyTorch's ``F.pixel_unshuffle``, the inverse of :func:`pixel_shuffle`: ``(N, H * r, W * r, C)`` to
-    ``(N, H, W, C * r * r)`` (``"NCHW"``: PyTorch's layout).
+    ``(N, H, W, C * r * r)`` (``"NCHW"``: PyTorch's layout); an unbatched 3-D input or several leading axes too.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.pixel_unshuffle(np.arange(4.0).reshape(1, 1, 2, 2), 2, "NCHW").numpy().ravel().tolist()
