@@ -1945,9 +1945,16 @@ def _beta_below(a, b, x, y):
 
 def _f_beta(z, dfn, dfd, formula):
     """``formula(dfn z / (dfn z + dfd), dfd / (dfn z + dfd))``: the Beta(dfn / 2, dfd / 2) variable of an F one and
-    its complement, each as its own quotient (neither is 1 minus the other)."""
-    total = dfn * z + dfd
-    return formula(dfn * z / total, dfd / total)
+    its complement, each as its own quotient (neither is 1 minus the other).  At z = 0 (x = loc) ``z dfn / dfd`` with the
+    ratio's gradient stopped (every method is constant in the dfs there), and its complement 1 minus it: the quotient's
+    derivative in its denominator, ``-num / den**2``, is 0 there and met the betainc's infinite slope (dfn < 2), 0 * inf
+    = NaN in every argument's gradient."""
+    w = _math_ops.where
+    edge = _math_ops.equal(z, 0.0)
+    zs = w(edge, 1.0, z)
+    total = dfn * zs + dfd
+    near = z * _math_ops.stop_gradient(dfn / dfd)
+    return formula(w(edge, near, dfn * zs / total), w(edge, 1.0 - near, dfd / total))
 
 
 f = _family(
@@ -2838,6 +2845,29 @@ def _poisson_valid(mu) -> Tensor:
     return mu >= 0
 
 
+_POISSON_ENTROPY_BELOW = 300.0  # the sum below, the asymptotic series (3e-12 relative there, mpmath) from it
+_POISSON_ENTROPY_TERMS = 1400  # k = 0 .. 1399: beyond mu + 60 sqrt(mu) at mu = 300, where the masses underflow
+
+
+def _poisson_entropy(mu):
+    """SciPy's ``poisson.entropy``, ``-sum_k p_k log p_k``: the sum itself over k = 0 .. 1399 below mu = 300 (one
+    broadcast over a new last axis, no loop on values: traceable), from there ``log(2 pi e mu) / 2 - 1 / (12 mu) - 1 /
+    (24 mu**2) - 19 / (360 mu**3)``; 0 at mu = 0.  Differentiable in ``mu`` (the masses' ``-p log p`` as ``-exp(l) l``
+    of the log-masses, finite where they underflow)."""
+    from .ops.creation import tensor
+    from .ops.shape import expand_dims
+
+    w = _math_ops.where
+    small = mu < _POISSON_ENTROPY_BELOW
+    m = w(_all(small, mu > 0), mu, 1.0)
+    k = tensor(np.arange(_POISSON_ENTROPY_TERMS, dtype=np.float64))
+    log_p = poisson_log_density(k, expand_dims(m, -1))
+    total = -_reduce_ops.sum(_math_ops.exp(log_p) * log_p, axis=-1)
+    u = 1.0 / w(small, _POISSON_ENTROPY_BELOW, mu)
+    series = 0.5 * (_LOG_2PI + 1.0) - 0.5 * _math_ops.log(u) - u / 12.0 - u * u / 24.0 - 19.0 * u**3 / 360.0
+    return w(_math_ops.equal(mu, 0.0), 0.0, w(small, total, series))
+
+
 _poisson_quantiles = {
     m: _count_quantile(
         "poisson",
@@ -2859,7 +2889,9 @@ poisson = SimpleNamespace(
     logsf=lambda k, mu: _poisson_tail("poisson.logsf", k, mu, upper=True, log=True),
     **_poisson_quantiles,
     **_intervals(_poisson_quantiles["ppf"]),
-    **_summaries("poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu)),
+    **_summaries(
+        "poisson", ("mu",), _poisson_valid, lambda mu: (mu, mu, 1.0 / _math_ops.sqrt(mu), 1.0 / mu), _poisson_entropy
+    ),
 )
 
 

@@ -248,3 +248,64 @@ def test_load_torch_state_dict_refuses_what_does_not_fit_and_changes_nothing():
     assert opt.learning_rate is schedule
     np.testing.assert_array_equal(opt.variables["slots"]["1"]["momentum"].numpy(), np.zeros(2))
     np.testing.assert_array_equal(opt.variables["slots"]["0"]["momentum"].numpy(), np.full(3, 2.0))
+
+
+# ------------------------------------------------------------------ collectives: all_gather's axis/tiled, tuples of names
+_X = np.random.default_rng(1).standard_normal((3, 4, 2))
+
+
+def _gathered(x, axis, tiled):  # NumPy's reference: every element sees the whole batch
+    stacked = np.stack(list(x), axis=axis) if not tiled else np.concatenate(list(x), axis=axis)
+    return np.broadcast_to(stacked, (x.shape[0], *stacked.shape))
+
+
+@pytest.mark.parametrize(
+    "axis, tiled", [(0, False), (1, False), (2, False), (-1, False), (0, True), (1, True), (-1, True)]
+)
+def test_all_gather_axis_and_tiled_against_numpy_and_jax(axis, tiled):
+    gather = lambda r: tl.all_gather(r, "i", axis=axis, tiled=tiled)
+    expected = _gathered(_X, axis, tiled)
+    np.testing.assert_array_equal(tl.vmap(gather, axis_name="i")(tl.tensor(_X)).numpy(), expected)
+    traced = tl.function(tl.vmap(gather, axis_name="i"), input_signature=[tl.TensorSpec((None, 4, 2), "float64")])
+    np.testing.assert_array_equal(traced(_X).numpy(), expected)
+    # the gradient of sum(w * gather(x)): each x[k] collects its weights from every element
+    w = np.random.default_rng(2).standard_normal(expected.shape)
+    got = tl.grad(lambda x: tl.sum(tl.tensor(w) * tl.vmap(gather, axis_name="i")(x)))(tl.tensor(_X)).numpy()
+    flat = lambda x: np.sum(w * _gathered(x, axis, tiled))
+    numeric = np.zeros_like(_X)
+    for idx in np.ndindex(_X.shape):
+        step = np.zeros_like(_X)
+        step[idx] = 1e-6
+        numeric[idx] = (flat(_X + step) - flat(_X - step)) / 2e-6
+    np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    reference = jax.vmap(lambda r: jax.lax.all_gather(r, "i", axis=axis, tiled=tiled), axis_name="i")(_X)
+    np.testing.assert_array_equal(expected, np.asarray(reference))
+
+
+def test_all_gather_options_are_checked():
+    run = lambda **kw: tl.vmap(lambda r: tl.all_gather(r, "i", **kw), axis_name="i")(tl.tensor(_X))
+    with pytest.raises(ValueError, match=r"tl.all_gather: axis 3 is out of range for x of rank 2 with tiled=False"):
+        run(axis=3)
+    with pytest.raises(ValueError, match=r"axis -3 is out of range .* tiled=True \(from -2 to 1\)"):
+        run(axis=-3, tiled=True)
+    with pytest.raises(TypeError, match="tiled must be a bool"):
+        run(tiled="yes")
+    with pytest.raises(NotImplementedError, match="one named axis"):
+        tl.vmap(tl.vmap(lambda r: tl.all_gather(r, ("i", "j")), axis_name="j"), axis_name="i")(tl.tensor(_X))
+
+
+@pytest.mark.parametrize("name", ["psum", "pmean", "pmax", "pmin"])
+def test_collectives_over_a_tuple_of_axis_names(name):
+    reduce = {"psum": np.sum, "pmean": np.mean, "pmax": np.max, "pmin": np.min}[name]
+    collective = getattr(tl, name)
+    for names, axes in [(("i", "j"), (0, 1)), (("j", "i"), (0, 1)), (("j",), (1,)), ((), ())]:
+        f = tl.vmap(tl.vmap(lambda x: collective(x, names) * x, axis_name="j"), axis_name="i")
+        expected = reduce(_X, axis=axes, keepdims=True) * _X if axes else _X * _X
+        np.testing.assert_allclose(f(tl.tensor(_X)).numpy(), expected, rtol=1e-13)
+    # a vmap named by the tuple itself is that one axis
+    got = tl.vmap(lambda x: collective(x, ("a", "b")), axis_name=("a", "b"))(tl.tensor(_X[:, 0, 0]))
+    np.testing.assert_allclose(got.numpy(), np.full(3, reduce(_X[:, 0, 0])), rtol=1e-13)
+    with pytest.raises(NameError, match="unbound axis name 'b'"):
+        tl.vmap(lambda x: collective(x, ("a", "b")), axis_name="a")(tl.tensor([1.0, 2.0]))

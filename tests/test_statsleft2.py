@@ -315,3 +315,57 @@ def test_vonmises_ppf_gradients_by_the_implicit_function_theorem():
     assert float(gk) == pytest.approx(want, rel=1e-6)
     gi = tl.grad(lambda q: tl.sum(tl.stats.vonmises.isf(q, kappa)))(q)
     np.testing.assert_allclose(gi.numpy(), -1 / ss.vonmises.pdf(ss.vonmises.isf(q.numpy(), kappa), kappa), rtol=1e-9)
+
+
+# ---------------------------------------------------------------- poisson entropy
+def _poisson_entropy_mpmath(mu):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    m = mpmath.mpf(mu)
+    total = mpmath.mpf(0)
+    for k in range(int(mu + 60 * math.sqrt(mu) + 60)):
+        log_p = k * mpmath.log(m) - m - mpmath.loggamma(k + 1)
+        total -= mpmath.exp(log_p) * log_p
+    return float(total)
+
+
+def test_poisson_entropy_matches_scipy_and_mpmath():
+    mu = np.array([0.0, 1e-3, 0.5, 5.0, 50.0, 299.0, 301.0, 1000.0])
+    np.testing.assert_allclose(tl.stats.poisson.entropy(mu).numpy(), ss.poisson.entropy(mu), rtol=1e-11, atol=0)
+    # SciPy's generic sum is 3e-9 relative off at mu = 1e-10 and 2x off at mu = 1e6 (8.33 for 16.7)
+    for m in (1e-10, 300.0, 5000.0):
+        assert float(tl.stats.poisson.entropy(m)) == pytest.approx(_poisson_entropy_mpmath(m), rel=1e-11)
+    want = 0.5 * math.log(2 * math.pi * math.e * 1e6) - 1 / 12e6 - 1 / 24e12  # its leading terms, O(1e-18) left
+    assert float(tl.stats.poisson.entropy(1e6)) == pytest.approx(want, rel=1e-14)
+    assert np.isnan(float(tl.stats.poisson.entropy(-1.0)))
+    assert tl.stats.poisson.entropy(tl.tensor(np.float32(2.0))).dtype == tl.float32
+    assert tl.stats.poisson.entropy(tl.tensor(3)).dtype == tl.float64
+    m = _t([0.5, 400.0])
+    np.testing.assert_array_equal(tl.function(tl.stats.poisson.entropy)(m).numpy(), tl.stats.poisson.entropy(m).numpy())
+
+
+def test_poisson_entropy_gradient():
+    for m in (1e-3, 0.5, 5.0):
+        h = 1e-6 * m
+        want = (ss.poisson.entropy(m + h) - ss.poisson.entropy(m - h)) / (2 * h)
+        assert float(tl.grad(tl.stats.poisson.entropy)(_t(m))) == pytest.approx(want, rel=1e-7)
+    for m in (299.0, 301.0):  # SciPy's central differences are noisy there: the series' derivative (3e-12 off)
+        want = 1 / (2 * m) + 1 / (12 * m**2) + 1 / (12 * m**3) + 19 / (120 * m**4)
+        assert float(tl.grad(tl.stats.poisson.entropy)(_t(m))) == pytest.approx(want, rel=1e-8)
+
+
+@pytest.mark.parametrize("dfn", [1.0, 2.0, 3.0])
+def test_f_gradients_at_x_equal_loc_are_not_nan(dfn):
+    args = (_t(1.0), _t(1.0), _t(2.0), _t(dfn), _t(3.0))
+    for method in ("cdf", "sf", "logcdf", "logsf", "logpdf"):
+        f = getattr(tl.stats.f, method)
+        gx, gloc, gscale, gn, gd = tl.grad(lambda x, l, s, a, b: f(x, a, b, loc=l, scale=s), argnums=(0, 1, 2, 3, 4))(
+            *args
+        )
+        assert not any(math.isnan(float(g)) for g in (gx, gloc, gscale, gn, gd)), method
+        if method in ("cdf", "sf"):
+            # the density at the end: inf for dfn < 2, SciPy's pdf(loc) otherwise
+            want = ss.f.pdf(1.0, dfn, 3.0, loc=1.0, scale=2.0) if dfn >= 2 else math.inf
+            assert abs(float(gx)) == pytest.approx(want, rel=1e-12) and float(gscale) == 0.0
+        if method == "logcdf":  # log P ~ (dfn / 2) log z: its scale slope -dfn / 2 / scale
+            assert float(gscale) == pytest.approx(-dfn / 4.0, rel=1e-12)

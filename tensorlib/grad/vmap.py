@@ -1377,7 +1377,9 @@ _DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}
 
 def psum(x, axis_name) -> Tensor:
     """The sum of ``x`` over the elements of the ``tl.vmap`` whose ``axis_name`` is given (``jax.lax.psum``):
-    the same value for every element; ``x`` the same for every element gives ``x`` times the batch size.
+    the same value for every element; ``x`` the same for every element gives ``x`` times the batch size.  A tuple
+    of names (as JAX's; unless a vmap is named by that tuple) sums over each of those axes, as do ``pmean``,
+    ``pmax`` and ``pmin``.
 
     >>> import tensorlib as tl
     >>> tl.vmap(lambda x: tl.psum(x, "i"), axis_name="i")(tl.tensor([1.0, 2.0, 4.0])).numpy().tolist()
@@ -1403,7 +1405,7 @@ def pmax(x, axis_name) -> Tensor:
     >>> tl.vmap(lambda x: tl.pmax(x, "i"), axis_name="i")(tl.tensor([1.0, 5.0, 2.0])).numpy().tolist()
     [5.0, 5.0, 5.0]
     """
-    return _collective(x, axis_name, "tl.pmax", lambda p, depth: _reduce.max(p, 0))
+    return _collective(x, axis_name, "tl.pmax", lambda p, depth: _extreme(_reduce.max, p))
 
 
 def pmin(x, axis_name) -> Tensor:
@@ -1413,18 +1415,55 @@ def pmin(x, axis_name) -> Tensor:
     >>> tl.vmap(lambda x: tl.pmin(x, "i"), axis_name="i")(tl.tensor([1.0, 5.0, 2.0])).numpy().tolist()
     [1.0, 1.0, 1.0]
     """
-    return _collective(x, axis_name, "tl.pmin", lambda p, depth: _reduce.min(p, 0))
+    return _collective(x, axis_name, "tl.pmin", lambda p, depth: _extreme(_reduce.min, p))
 
 
-def all_gather(x, axis_name) -> Tensor:
-    """``x`` of every element of the named ``tl.vmap`` axis, stacked along a new leading axis, in every element
-    (``jax.lax.all_gather``).
+def _extreme(reduce, physical):
+    """``reduce`` (max or min) over the batch; of an empty batch, whose result no element sees, zeros of an
+    element's shape (JAX gives an empty result; NumPy's max of nothing has no identity and raised)."""
+    if physical.shape[0] == 0:
+        from ..ops import creation
+
+        return creation.zeros(physical.shape[1:], dtype=physical.dtype, backend=physical.backend)
+    return reduce(physical, 0)
+
+
+def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False) -> Tensor:
+    """``x`` of every element of the named ``tl.vmap`` axis, stacked along a new axis ``axis`` (leading by
+    default; negative counts from the end of the result), in every element (``jax.lax.all_gather``).  With
+    ``tiled=True`` they are concatenated along ``x``'s axis ``axis`` instead, as JAX's.
 
     >>> import tensorlib as tl
     >>> tl.vmap(lambda x: tl.all_gather(x, "i") * x, axis_name="i")(tl.tensor([1.0, 2.0])).numpy().tolist()
     [[1.0, 2.0], [2.0, 4.0]]
+    >>> rows = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> tl.vmap(lambda r: tl.all_gather(r, "i", axis=-1, tiled=True), axis_name="i")(rows)[0].numpy().tolist()
+    [1.0, 2.0, 3.0, 4.0]
     """
-    return _collective(x, axis_name, "tl.all_gather", lambda p, depth: _array.moveaxis(p, 0, depth) if depth else p)
+    if not isinstance(tiled, bool):
+        raise TypeError(f"tl.all_gather: tiled must be a bool, got {type(tiled).__name__} {tiled!r}")
+
+    def gather(p, depth):  # p: the named batch on axis 0, the inner vmaps' next, then x's axes (x: a leaf)
+        rank = p.ndim - 1 - depth
+        positions = rank if tiled else rank + 1  # the axes ``axis`` may name: the result's (tiled: x's)
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -positions <= axis < positions:
+            raise ValueError(
+                f"tl.all_gather: axis {axis!r} is out of range for x of rank {rank} with tiled={tiled} "
+                f"(from {-positions} to {positions - 1})"
+            )
+        at = depth + axis % positions
+        moved = _array.moveaxis(p, 0, at) if at else p
+        if not tiled:
+            return moved
+        shape = tuple(moved.shape)
+        if None in shape[:at] + shape[at + 2 :]:  # -1 stands for one unknown size only
+            raise NotImplementedError(
+                f"tl.all_gather: tiled=True needs the sizes of x's other axes under tl.function (batched shape "
+                f"{shape}): give them in the input signature"
+            )
+        return _shape.reshape(moved, (*shape[:at], -1, *shape[at + 2 :]))
+
+    return _collective(x, axis_name, "tl.all_gather", gather)
 
 
 def axis_index(axis_name) -> Tensor:
@@ -1474,6 +1513,16 @@ def _collective(x, axis_name, what, reduce):
     ``tl.vmap``) record the ops on the batch; a tape opened inside the mapped function would not, so it is
     refused (no silent zero gradient).  A nested structure (a dict or list of tensors, jax.lax's pytree) is
     collected leaf by leaf."""
+    modes = dispatch.local_state().modes
+    if isinstance(axis_name, tuple) and not any(getattr(m, "axis_name", None) == axis_name for m in modes):
+        if what == "tl.all_gather":
+            raise NotImplementedError(f"tl.all_gather: gathers over one named axis, got the names {axis_name!r}")
+        if not axis_name:  # no axis: x itself, as tensors
+            leaves, treedef = tree.flatten(x)
+            return tree.unflatten(treedef, [dispatch.as_tensor(leaf) for leaf in leaves])
+        for name in axis_name:  # several named axes (jax.lax's tuple): over each in turn
+            x = _collective(x, name, what, reduce)
+        return x
     if not isinstance(x, Tensor):
         leaves, treedef = tree.flatten(x)
         if not (len(leaves) == 1 and leaves[0] is x):
