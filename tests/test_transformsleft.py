@@ -415,3 +415,16 @@ def test_collectives_with_in_axes_and_out_axes():
     np.testing.assert_allclose(got.numpy(), np.broadcast_to(_BATCH.T[:, :, None], (3, 4, 3)))
     got = tl.vmap(lambda c, w: tl.psum(c * w, "i"), in_axes=(1, None), out_axes=1, axis_name="i")(x, tl.tensor(2.0))
     np.testing.assert_allclose(got.numpy(), np.tile(2.0 * _BATCH.sum(1, keepdims=True), (1, 3)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["pmax", "pmin"])
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_pmax_and_pmin_of_an_empty_batch_are_empty(name, mode):
+    # vmap over 0 elements: the result is empty, as jax.vmap gives (shape (0, 2)); it raised "Max: zero-size array
+    # to reduction operation maximum which has no identity".
+    coll = getattr(tl, name)
+    f = tl.vmap(lambda x: coll(x, "i") * x, axis_name="i")
+    got = (f if mode == "eager" else tl.function(f))(tl.zeros((0, 2)))
+    assert got.shape == (0, 2) and got.dtype == np.float32
+    g = tl.grad(lambda x: tl.sum(f(x)))(tl.zeros((0, 3), dtype="float64"))
+    assert g.shape == (0, 3)

@@ -1405,7 +1405,7 @@ def pmax(x, axis_name) -> Tensor:
     >>> tl.vmap(lambda x: tl.pmax(x, "i"), axis_name="i")(tl.tensor([1.0, 5.0, 2.0])).numpy().tolist()
     [5.0, 5.0, 5.0]
     """
-    return _collective(x, axis_name, "tl.pmax", lambda p, depth: _reduce.max(p, 0))
+    return _collective(x, axis_name, "tl.pmax", lambda p, depth: _extreme(_reduce.max, p))
 
 
 def pmin(x, axis_name) -> Tensor:
@@ -1415,7 +1415,17 @@ def pmin(x, axis_name) -> Tensor:
     >>> tl.vmap(lambda x: tl.pmin(x, "i"), axis_name="i")(tl.tensor([1.0, 5.0, 2.0])).numpy().tolist()
     [1.0, 1.0, 1.0]
     """
-    return _collective(x, axis_name, "tl.pmin", lambda p, depth: _reduce.min(p, 0))
+    return _collective(x, axis_name, "tl.pmin", lambda p, depth: _extreme(_reduce.min, p))
+
+
+def _extreme(reduce, physical):
+    """``reduce`` (max or min) over the batch; of an empty batch, whose result no element sees, zeros of an
+    element's shape (JAX gives an empty result; NumPy's max of nothing has no identity and raised)."""
+    if physical.shape[0] == 0:
+        from ..ops import creation
+
+        return creation.zeros(physical.shape[1:], dtype=physical.dtype, backend=physical.backend)
+    return reduce(physical, 0)
 
 
 def all_gather(x, axis_name, *, axis: int = 0, tiled: bool = False) -> Tensor:
