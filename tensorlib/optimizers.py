@@ -1241,9 +1241,13 @@ class Optimizer:
                 self._groups.append({"params": None, "state": {**empty, "_hyper_values": {}, "_hypers": {}}})
                 given = {**self.__dict__.get("_defaults", {}), **given}
             try:
-                with self._using(index):
-                    for name, value in given.items():
-                        setattr(self, name, value)
+                try:
+                    with self._using(index):
+                        for name, value in given.items():
+                            setattr(self, name, value)
+                except (TypeError, ValueError) as e:  # the setting's own message, with the group it came in
+                    said = str(e).removeprefix(f"{type(self).__name__}: ")
+                    raise type(e)(f"{who}: parameter group {index}: {said}") from None
                 self._check_conflicts(who, (index,))
             except BaseException:
                 if index:

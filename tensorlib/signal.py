@@ -950,9 +950,10 @@ def lfilter(b, a, x, axis: int = -1, zi=None):
     transposed direct form II; given, the result is ``(y, zf)`` with the final state.  An unstable filter grows
     as SciPy's does; ``a[0] == 0`` is a ValueError (also when the filter runs in a traced graph).
 
-    The recursion is one op, ``AllPoleFilter``, whose gradient is the same filter run backwards; the numerator
-    is a sum of shifted products, or an FFT convolution beyond 64 taps.  Differentiable in ``b``, ``a``, ``x``
-    and ``zi``.  Float32 inputs give float32 (integers float64); NumPy arrays keep their dtypes, and lists are
+    The filter is two ops, ``FirFilter`` (the numerator; an FFT convolution beyond 64 taps) and ``AllPoleFilter``
+    (the recursion), whose gradients are the same filters run backwards.  A complex ``x`` (or ``zi``) is filtered as
+    its real and imaginary parts (complex coefficients are refused).  Differentiable in ``b``, ``a``, ``x`` and
+    ``zi``.  Float32 inputs give float32 (integers float64); NumPy arrays keep their dtypes, and lists are
     read at theirs (SciPy reads lists as float64).
 
     >>> import numpy as np, tensorlib as tl
@@ -963,7 +964,16 @@ def lfilter(b, a, x, axis: int = -1, zi=None):
     ([2.0, 2.0], [1.0])
     """
     who = "lfilter"
-    b, a, x, zi = _filter_inputs(who, b, a, x, zi)
+    signal, state = as_tensors(x, zi)
+    if any(t is not None and t.dtype.kind == "c" for t in (signal, state)):  # real coefficients: parts apart
+        parts = [
+            lfilter(b, a, part(signal), axis, None if state is None else part(state))
+            for part in (_elementwise.real, _elementwise.imag)
+        ]
+        if state is None:
+            return _elementwise.complex_(*parts)
+        return tuple(_elementwise.complex_(re, im) for re, im in zip(*parts))
+    b, a, x, zi = _filter_inputs(who, b, a, signal, state)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
     signal = _array.moveaxis(x, ax, -1)

@@ -1945,9 +1945,16 @@ def _beta_below(a, b, x, y):
 
 def _f_beta(z, dfn, dfd, formula):
     """``formula(dfn z / (dfn z + dfd), dfd / (dfn z + dfd))``: the Beta(dfn / 2, dfd / 2) variable of an F one and
-    its complement, each as its own quotient (neither is 1 minus the other)."""
-    total = dfn * z + dfd
-    return formula(dfn * z / total, dfd / total)
+    its complement, each as its own quotient (neither is 1 minus the other).  At z = 0 (x = loc) ``z dfn / dfd`` with the
+    ratio's gradient stopped (every method is constant in the dfs there), and its complement 1 minus it: the quotient's
+    derivative in its denominator, ``-num / den**2``, is 0 there and met the betainc's infinite slope (dfn < 2), 0 * inf
+    = NaN in every argument's gradient."""
+    w = _math_ops.where
+    edge = _math_ops.equal(z, 0.0)
+    zs = w(edge, 1.0, z)
+    total = dfn * zs + dfd
+    near = z * _math_ops.stop_gradient(dfn / dfd)
+    return formula(w(edge, near, dfn * zs / total), w(edge, 1.0 - near, dfd / total))
 
 
 f = _family(

@@ -309,3 +309,18 @@ def test_collectives_over_a_tuple_of_axis_names(name):
     np.testing.assert_allclose(got.numpy(), np.full(3, reduce(_X[:, 0, 0])), rtol=1e-13)
     with pytest.raises(NameError, match="unbound axis name 'b'"):
         tl.vmap(lambda x: collective(x, ("a", "b")), axis_name="a")(tl.tensor([1.0, 2.0]))
+
+
+def test_a_bad_setting_in_a_group_names_the_call_and_the_group():
+    a, b = tl.Variable([1.0]), tl.Variable([1.0])
+    opt = tl.optimizers.Adam([a], lr=0.1)
+    with pytest.raises(ValueError, match=r"^Adam.add_param_group: parameter group 1: learning_rate must be >= 0"):
+        opt.add_param_group({"params": [b], "lr": -1})
+    with pytest.raises(ValueError, match=r"^Adam.add_param_group: parameter group 1: beta_1 must be in \[0, 1\)"):
+        opt.add_param_group({"params": [b], "betas": (1.5, 0.9)})
+    with pytest.raises(TypeError, match=r"^Adam.add_param_group: parameter group 1: amsgrad must be a bool"):
+        opt.add_param_group({"params": [b], "amsgrad": "yes"})
+    with pytest.raises(ValueError, match=r"^SGD: parameter group 1: momentum must be >= 0, got -1"):
+        tl.optimizers.SGD([{"params": [a]}, {"params": [b], "momentum": -1}], lr=0.1)
+    assert len(opt.param_groups) == 1
+    opt.add_param_group({"params": [b], "lr": 0.5})  # b was not taken by the refused groups

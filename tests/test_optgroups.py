@@ -275,7 +275,7 @@ def test_param_groups_refuse_what_torch_refuses_and_more():
         O.SGD([], lr=0.1)
     with pytest.raises(TypeError, match=r"Adam: a parameter group of Adam has no setting \['momentum'\]"):
         O.Adam([{"params": [a], "momentum": 0.9}])
-    with pytest.raises(ValueError, match=r"Adam: beta_2 must be in \[0, 1\), got 1.0"):
+    with pytest.raises(ValueError, match=r"Adam: parameter group 0: beta_2 must be in \[0, 1\), got 1.0"):
         O.Adam([{"params": [a], "betas": (0.9, 1.0)}])
     with pytest.raises(TypeError, match=r"Adam: 'learning_rate' is given twice"):
         O.Adam([a], lr=0.1, learning_rate=0.2)

@@ -328,3 +328,23 @@ def test_filtfilt_gust_against_a_numpy_transcription_and_its_gradient():
     got = tl.signal.filtfilt(b, a * 1.5, x, method="gust").numpy()
     np.testing.assert_allclose(got, _gust_reference(b, a * 1.5, x), rtol=1e-9, atol=1e-12)
     check_grads(lambda b, a, x: tl.signal.filtfilt(b, a, x, method="gust"), (b, a, x[:16]), order=1, modes=("rev",))
+
+
+def test_lfilter_filters_a_complex_signal_as_its_parts():
+    rng = np.random.default_rng(24)
+    b, a = _butter_like(2, seed=25)
+    x = rng.standard_normal((2, 30)) + 1j * rng.standard_normal((2, 30))
+    zi = rng.standard_normal((2, 2)) + 1j * rng.standard_normal((2, 2))
+    got = tl.signal.lfilter(b, a * 2, x)
+    assert got.dtype == np.complex128
+    want = references.lfilter(b, a * 2, x.real) + 1j * references.lfilter(b, a * 2, x.imag)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    y, zf = tl.signal.lfilter(b, a, x.T, axis=0, zi=zi.T)
+    (yr, zr), (yi, zim) = (
+        references.lfilter(b, a, part, 0, z) for part, z in ((x.real.T, zi.real.T), (x.imag.T, zi.imag.T))
+    )
+    np.testing.assert_allclose(y.numpy(), yr + 1j * yi, rtol=1e-12)
+    np.testing.assert_allclose(zf.numpy(), zr + 1j * zim, rtol=1e-12)
+    assert tl.signal.lfilter(np.float32(b), np.float32(a), x.astype(np.complex64)).dtype == np.complex64
+    with pytest.raises(TypeError, match="lfilter: complex coefficients"):
+        tl.signal.lfilter([1j], [1.0], x)

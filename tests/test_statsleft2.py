@@ -352,3 +352,20 @@ def test_poisson_entropy_gradient():
     for m in (299.0, 301.0):  # SciPy's central differences are noisy there: the series' derivative (3e-12 off)
         want = 1 / (2 * m) + 1 / (12 * m**2) + 1 / (12 * m**3) + 19 / (120 * m**4)
         assert float(tl.grad(tl.stats.poisson.entropy)(_t(m))) == pytest.approx(want, rel=1e-8)
+
+
+@pytest.mark.parametrize("dfn", [1.0, 2.0, 3.0])
+def test_f_gradients_at_x_equal_loc_are_not_nan(dfn):
+    args = (_t(1.0), _t(1.0), _t(2.0), _t(dfn), _t(3.0))
+    for method in ("cdf", "sf", "logcdf", "logsf", "logpdf"):
+        f = getattr(tl.stats.f, method)
+        gx, gloc, gscale, gn, gd = tl.grad(lambda x, l, s, a, b: f(x, a, b, loc=l, scale=s), argnums=(0, 1, 2, 3, 4))(
+            *args
+        )
+        assert not any(math.isnan(float(g)) for g in (gx, gloc, gscale, gn, gd)), method
+        if method in ("cdf", "sf"):
+            # the density at the end: inf for dfn < 2, SciPy's pdf(loc) otherwise
+            want = ss.f.pdf(1.0, dfn, 3.0, loc=1.0, scale=2.0) if dfn >= 2 else math.inf
+            assert abs(float(gx)) == pytest.approx(want, rel=1e-12) and float(gscale) == 0.0
+        if method == "logcdf":  # log P ~ (dfn / 2) log z: its scale slope -dfn / 2 / scale
+            assert float(gscale) == pytest.approx(-dfn / 4.0, rel=1e-12)

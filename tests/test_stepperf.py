@@ -339,3 +339,19 @@ def test_ordinary_filters_and_images_stay_far_below_the_overflow_limit():
     images[1] = 1e28  # no dim windows, but a sum of 6e31 over the image
     assert not fourier.loses_dim_windows(images, geometry, False)
     assert fourier.loses_dim_windows(images, geometry, False, limit)
+
+
+def test_the_check_warns_of_no_overflow_of_its_own():
+    """A pixel whose channels' magnitudes sum past float32's largest value overflows the check's own sums, not
+    the conv (its outputs are about 1e36): no RuntimeWarning (an error under ``-W error`` or
+    ``np.seterr(over="raise")``), and the conv's value by direct sums."""
+    import warnings
+
+    x = np.ones((BATCH, SIZE, SIZE, CIN), np.float32)
+    x[0, 3, 3, :] = 3e37
+    w = np.full((K, K, CIN, COUT), 1e-3, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tl.nn.conv2d(tl.tensor(x), tl.tensor(w), 1, "SAME").numpy()
+    exact, scale = _reference_conv(x, w), _reference_conv(np.abs(x), np.abs(w))
+    assert _local_error(got, exact, scale) < LOCAL_TOL

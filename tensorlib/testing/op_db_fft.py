@@ -516,7 +516,7 @@ _FILTER_ERRORS = (
         match=r"^lfilter: zi must have shape \(2, 1\) \(x shape \(2, 3\) with the filter's order 1 along axis 1\), "
         r"got \(2, 2\) \(float64\)",
     ),
-    ErrorInput(([1.0], [1.0], np.ones(3, np.complex128)), exc=TypeError, match=r"^lfilter: complex coefficients"),
+    ErrorInput(([1.0j], [1.0], np.ones(3)), exc=TypeError, match=r"^lfilter: complex coefficients"),
     ErrorInput(([1.0], [1.0], np.ones(3), 1), exc=ValueError, match=r"^lfilter: axis 1 is out of range"),
 )
 

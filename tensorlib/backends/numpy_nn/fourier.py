@@ -256,6 +256,8 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
+# A sum that overflows is an inf: brighter than any window, as it is (and no warning from an internal check).
+@np.errstate(over="ignore")
 def loses_dim_windows(
     signal: np.ndarray, geometry: _Geometry, transposed: bool, limit: float = math.inf, filter=None
 ) -> bool:
@@ -298,7 +300,8 @@ def loses_dim_windows(
         for start, stop in blocks:
             block = magnitudes[: stop - start]
             np.abs(signal[start:stop], out=block)
-            np.matmul(block.reshape(-1, channels), ones, out=mass[start:stop].reshape(-1))
+            with np.errstate(over="ignore"):  # (worker threads: see the decorator)
+                np.matmul(block.reshape(-1, channels), ones, out=mass[start:stop].reshape(-1))
 
     parallel = signal.nbytes >= _SCALE_PARALLEL_MIN_BYTES
     _share_blocks(run, _shared_blocks(batch, images, parallel), parallel)
