@@ -163,7 +163,8 @@ def test_cross_entropy_is_stable_for_logits_of_1e4(dtype):
             ValueError,
             r"^Softmax: axis 2 is out of range for a tensor of rank 2",
         ),
-        (lambda: tl.nn.gelu(np.zeros(3, np.int64)), TypeError, r"^Gelu: features must be a floating-point tensor"),
+        # integers give float64 (DESIGN §6, tests/test_nnint.py); complex is refused, naming the op
+        (lambda: tl.nn.gelu(np.zeros(3, np.complex128)), TypeError, r"^Gelu: features must be a floating-point tensor"),
     ],
 )
 def test_error_messages(call, exc, match):

@@ -192,11 +192,12 @@ def test_glu_halves_and_gradient(mode):
             ValueError,
             r"^glu: axis 2 is out of range for a tensor of rank 2",
         ),
-        (lambda: tl.nn.glu(np.ones(4, np.int64)), TypeError, r"^glu: x must be a floating-point tensor"),
+        # integers give float64 (DESIGN §6, tests/test_nnint.py); complex is refused, naming the function
+        (lambda: tl.nn.glu(np.ones(4, np.complex128)), TypeError, r"^glu: x must be real, got shape \(4,\) complex128"),
         (
-            lambda: tl.nn.relu6(np.array([1, 2])),
+            lambda: tl.nn.relu6(np.array([1 + 0j, 2])),
             TypeError,
-            r"^Relu6: features must be a floating-point tensor, got int64",
+            r"^Relu6: features must be a floating-point tensor, got complex128",
         ),
         (lambda: tl.nn.celu(np.ones(2), alpha=0), ValueError, r"^Celu: alpha must not be 0"),
         (lambda: tl.nn.hard_tanh(np.ones(2), 1.0, -1.0), ValueError, r"^HardTanh: min_val must not exceed max_val"),

@@ -166,8 +166,11 @@ def test_prelu(mode):
     tl.testing.check_grads(tl.nn.prelu, [x, alpha])
     with pytest.raises(ValueError, match=r"^prelu: alpha shape \(3,\) does not broadcast to x shape \(2, 3, 4\)"):
         tl.nn.prelu(x, np.ones(3))
-    with pytest.raises(TypeError, match=r"^prelu: x must be a floating-point tensor, got int64"):
-        tl.nn.prelu(np.ones(3, np.int64), 0.1)
+    got = tl.nn.prelu(np.array([-3, 0, 2], np.int64), 0.1)  # DESIGN §6: integers give float64
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got.numpy(), [-3 * 0.1, 0.0, 2.0])
+    with pytest.raises(TypeError, match=r"^prelu: x must be a real tensor, got complex128"):
+        tl.nn.prelu(np.ones(3, np.complex128), 0.1)
 
 
 def _instance_norm_ref(x, scale, offset, eps):

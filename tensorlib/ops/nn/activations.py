@@ -59,6 +59,8 @@ def _float16_in_float32_rule(rule):
 
 # ------------------------------------------------------------------ Relu and ReluGrad
 def _float_features(features, **attrs):
+    """The shape rule of a float-valued activation op (defined with ``float_valued=True``, so integer and bool
+    features arrive cast to float64, DESIGN §6); complex features are refused."""
     _check_float("features", features)
     return features
 
@@ -122,7 +124,12 @@ def relu(features) -> Tensor:
 
 # ------------------------------------------------------------------ LeakyRelu, Elu, Softplus
 _leaky_relu = defop(
-    "LeakyRelu", inputs=("features",), attrs={"alpha": 0.2}, infer=_float_features, doc="x where x > 0, else alpha * x."
+    "LeakyRelu",
+    inputs=("features",),
+    attrs={"alpha": 0.2},
+    infer=_float_features,
+    float_valued=True,
+    doc="x where x > 0, else alpha * x.",
 )
 _leaky_relu.generic(lambda xp, x, *, alpha: xp.where(x > 0, x, x * alpha))
 register_gradient("LeakyRelu", lambda node, g: math_ops.where(node.inputs[0] > 0, g, g * node.attrs["alpha"]))
@@ -139,7 +146,9 @@ def leaky_relu(features, alpha: float = 0.2) -> Tensor:
     return apply(_leaky_relu, (features,), {"alpha": float(alpha)})
 
 
-_elu = defop("Elu", inputs=("features",), infer=_float_features, doc="x where x > 0, else exp(x) - 1.")
+_elu = defop(
+    "Elu", inputs=("features",), infer=_float_features, float_valued=True, doc="x where x > 0, else exp(x) - 1."
+)
 _elu.generic(lambda xp, x: xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0))))
 # exp(x), not the output + 1: expm1(x) + 1 rounds to 0 below x = -17 in float32 (-37 in float64), where exp(x)
 # is still a normal number (PyTorch's and JAX's gradients are exp(x) there).
@@ -161,7 +170,11 @@ def elu(features) -> Tensor:
 
 
 _softplus = defop(
-    "Softplus", inputs=("features",), infer=_float_features, doc="log(1 + exp(x)), without overflow for large |x|."
+    "Softplus",
+    inputs=("features",),
+    infer=_float_features,
+    float_valued=True,
+    doc="log(1 + exp(x)), without overflow for large |x|.",
 )
 _softplus.generic(lambda xp, x: xp.logaddexp(x, 0))
 register_gradient("Softplus", _float16_in_float32_rule(lambda node, g: g * math_ops.sigmoid(node.inputs[0])))
@@ -184,6 +197,8 @@ def softplus(features, beta: float = 1.0, threshold: float | None = None) -> Ten
     if beta == 1.0 and threshold is None:
         return apply(_softplus, (features,))
     x = as_tensor(features)
+    if x.dtype.kind in "biu":  # DESIGN §6: float64, as the beta == 1 path gives (Softplus is float_valued)
+        x = math_ops.cast(x, _dt.float64)
     where = f"(features shape {tuple(x.shape)}, {x.dtype})"
     beta = finite_number(beta, "beta", "Softplus", where)
     if beta == 0.0:
@@ -227,7 +242,7 @@ def _erf_infer(x):
     return x
 
 
-_erf = defop("Erf", inputs=("x",), infer=_erf_infer, doc="The error function.")
+_erf = defop("Erf", inputs=("x",), infer=_erf_infer, float_valued=True, doc="The error function.")
 
 
 @_erf.kernel("numpy")
@@ -282,6 +297,7 @@ _gelu = defop(
     inputs=("features",),
     attrs={"approximate": False},
     infer=_float_features,
+    float_valued=True,
     doc="x * Phi(x) with Phi the normal CDF (erf form), or its tanh approximation.",
 )
 _gelu.kernel("numpy")(_gelu_numpy)
@@ -367,6 +383,7 @@ _softmax = defop(
     inputs=("logits",),
     attrs={"axis": -1},
     infer=_axis_unary,
+    float_valued=True,
     doc="exp(x) / sum(exp(x)) along axis, with the max subtracted first.",
 )
 # float16 in float32: softmax was 5 float16 ulps off over 1000 classes, its gradient 27 over 10 (PyTorch: 0.5, 7).
@@ -395,6 +412,7 @@ _log_softmax = defop(
     inputs=("logits",),
     attrs={"axis": -1},
     infer=_axis_unary,
+    float_valued=True,
     doc="x - logsumexp(x) along axis, stable for large logits.",
 )
 _log_softmax.generic(_float16_in_float32_kernel(_log_softmax_kernel))

@@ -331,7 +331,7 @@ def prelu(x, alpha) -> Tensor:
     [[-1.0, 3.0], [-0.5, -0.10000000149011612]]
     """
     x, alpha = as_tensors(x, alpha)
-    x = _float_input(x, "prelu")
+    x = _float_or_float64(x, "prelu")
     if alpha.ndim > x.ndim or any(
         a is not None and d is not None and a not in (1, d) for a, d in zip(alpha.shape[::-1], x.shape[::-1])
     ):

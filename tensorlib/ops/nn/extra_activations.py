@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math as _math
 
+import numpy as _np
+
 from ... import dtypes as _dt
 from ...dispatch import apply, as_tensor
 from ...grad.registry import register_gradient
@@ -27,10 +29,11 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _activation(name, kernel, gradient, doc, attrs=None):
+def _activation(name, kernel, gradient, doc, attrs=None, infer=_float_features):
     """An elementwise op of float ``features`` with a generic kernel and one gradient rule, both computing
-    float16 in float32."""
-    op = defop(name, inputs=("features",), attrs=attrs, infer=_float_features, doc=doc)
+    float16 in float32.  With the default shape rule the op is float-valued: integer and bool features are
+    cast to float64 first (DESIGN §6, NumPy's rule; ``jax.nn`` gives its default float)."""
+    op = defop(name, inputs=("features",), attrs=attrs, infer=infer, float_valued=infer is _float_features, doc=doc)
     op.generic(_float16_in_float32_kernel(kernel))
     register_gradient(name, _float16_in_float32_rule(gradient))
     return op
@@ -89,18 +92,50 @@ def relu6(features) -> Tensor:
     return apply(_relu6, (features,))
 
 
+def _int_bounds_fit(dtype, min_val: float, max_val: float) -> bool:
+    """Whether clipping integers of ``dtype`` to ``[min_val, max_val]`` gives integers of ``dtype``: integral
+    bounds, and every result (clipped to the bounds) representable."""
+    info = _np.iinfo(dtype)
+    return min_val.is_integer() and max_val.is_integer() and min_val <= info.max and max_val >= info.min
+
+
+def _hard_tanh_infer(features, *, min_val, max_val):
+    """Integer-valued (``jax.nn.hard_tanh`` keeps an integer dtype): floats and integers keep their dtype where the
+    bounds fit it (the public function casts other integers to float64, never truncating the bounds)."""
+    kind = features.dtype.kind
+    if kind == "b":  # as Relu: TF and PyTorch refuse bools
+        raise TypeError("features must be a number, got bool")
+    if kind in "iu" and not _int_bounds_fit(features.dtype, min_val, max_val):
+        raise TypeError(f"integer features ({features.dtype}) need integral bounds within its range")
+    if kind not in "fiu":
+        raise TypeError(f"features must be real, got {features.dtype}")
+    return features
+
+
+def _hard_tanh_kernel(xp, x, *, min_val, max_val):
+    if xp.isdtype(x.dtype, "integral"):  # Python int bounds keep the dtype (float ones would promote to float64)
+        info = xp.iinfo(x.dtype)
+        return xp.clip(x, max(int(min_val), info.min), min(int(max_val), info.max))
+    return xp.clip(x, min_val, max_val)
+
+
 _hard_tanh = _activation(
     "HardTanh",
-    lambda xp, x, *, min_val, max_val: xp.clip(x, min_val, max_val),
+    _hard_tanh_kernel,
     lambda node, g: _inside(node.inputs[0], node.attrs["min_val"], node.attrs["max_val"], g),
     "min(max(x, min_val), max_val).",
     attrs={"min_val": -1.0, "max_val": 1.0},
+    infer=_hard_tanh_infer,
 )
 
 
 @_op_type("HardTanh")
 def hard_tanh(features, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``features`` clipped to ``[min_val, max_val]`` (PyTorch's ``hardtanh``); gradient 0 at the bounds.
+
+    Integer features keep their dtype (as ``jax.nn.hard_tanh``) where both bounds are integers that fit it, and
+    give float64 otherwise (``hard_tanh(int_x, -0.5, 0.5)`` is never truncated to 0); bools are refused, as by
+    :func:`relu`.
 
     >>> import tensorlib as tl
     >>> tl.nn.hard_tanh(tl.tensor([-2.0, 0.5, 2.0])).numpy().tolist()
@@ -109,7 +144,10 @@ def hard_tanh(features, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     min_val, max_val = float(min_val), float(max_val)
     if not min_val <= max_val:
         raise ValueError(f"HardTanh: min_val must not exceed max_val, got min_val={min_val}, max_val={max_val}")
-    return apply(_hard_tanh, (features,), {"min_val": min_val, "max_val": max_val})
+    x = as_tensor(features)
+    if x.dtype.kind in "iu" and not _int_bounds_fit(x.dtype, min_val, max_val):
+        x = math_ops.cast(x, _dt.float64)
+    return apply(_hard_tanh, (x,), {"min_val": min_val, "max_val": max_val})
 
 
 _hard_sigmoid = _activation(
@@ -278,10 +316,8 @@ def glu(x, axis: int = -1) -> Tensor:
     >>> tl.nn.glu(tl.tensor([[2.0, 4.0, 0.0, 100.0]])).numpy().tolist()
     [[1.0, 4.0]]
     """
-    x = as_tensor(x)
+    x = _float_input(x, "glu")
     where = f"(x shape {tuple(x.shape)}, {x.dtype})"
-    if x.dtype.kind != "f":
-        raise TypeError(f"glu: x must be a floating-point tensor {where}")
     if not x.ndim:
         raise ValueError(f"glu: x must have at least one dimension {where}")
     try:
