@@ -432,8 +432,10 @@ def _activation_entries():
             _unary_draw(-30.0, 30.0),
             ("LogSigmoid",),
             error_inputs=(
-                ErrorInput(
-                    (np.array([1, 2]),), exc=TypeError, match=r"^LogSigmoid: features must be a floating-point tensor"
+                ErrorInput(  # integers give float64 (DESIGN §6); complex is refused
+                    (np.array([1 + 2j, 2]),),
+                    exc=TypeError,
+                    match=r"^LogSigmoid: features must be a floating-point tensor, got complex128",
                 ),
             ),
         ),
