@@ -684,10 +684,24 @@ def _segment_spectra(x, ax, fs, window, nperseg, noverlap, nfft, detrend, return
         raise ValueError(f"{who}: scaling must be 'density' or 'spectrum', got {scaling!r}")
     frames = frame(_array.moveaxis(x, ax, -1), nperseg, nperseg - noverlap)  # (..., frames, nperseg)
     frames = _detrended(frames, detrend, who) * win
-    spectra = _fft.rfft(frames, n=nfft) if return_onesided else _fft.fft(frames, n=nfft)
+    spectra = _fft.rfft(frames, n=nfft) if return_onesided else _full_spectra(frames, nfft)
     scale = 1.0 / (fs * _reduce.sum(_math.square(win))) if scaling == "density" else 1.0 / _reduce.sum(win) ** 2
     freqs = (_fft.rfftfreq if return_onesided else _fft.fftfreq)(nfft, 1.0 / fs)
     return freqs, spectra, _math.cast(scale, real), return_onesided, nfft, nperseg, noverlap
+
+
+def _full_spectra(frames, nfft: int) -> Tensor:
+    """``fft(frames, nfft)`` as SciPy's spectral helper has it, down to the sign of zero that decides the angle
+    (-pi or pi) of a negative bin that is real (bin 0 and, for an even ``nfft``, ``nfft / 2``).  float64 frames
+    go through ``scipy.fft.fft`` of a real array, which gives those bins an imaginary part of -0.0 (NumPy's and
+    ours is +0.0); float32 frames are complex64 there (SciPy casts the window to the output's complex dtype),
+    and their transform keeps +0.0 as ours does."""
+    spectra = _fft.fft(frames, n=nfft)
+    if frames.dtype != _dt.float64:
+        return spectra
+    real_bins = np.zeros(nfft, bool)
+    real_bins[[0, nfft // 2] if nfft % 2 == 0 else [0]] = True
+    return _elementwise.complex_(_elementwise.real(spectra), _math.where(real_bins, -0.0, _elementwise.imag(spectra)))
 
 
 def _power(spectra, scale, onesided: bool, nfft: int) -> Tensor:

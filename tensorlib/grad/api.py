@@ -153,10 +153,20 @@ def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what, allow
             "(tl.real(out) or tl.abs(out) of a complex one), pass holomorphic=True for a holomorphic f, or use tl.vjp"
         )
     found = iter(tape.gradient(out, inexact, unconnected_gradients="zero"))
-    flat = [next(found) if t.dtype.kind in "fc" else np.zeros(t.shape, _FLOAT0) for t in sources]
+    flat = [next(found) if t.dtype.kind in "fc" else _float0_zeros(t, what) for t in sources]
     grads = _split(flat, treedefs)
     g = grads[0] if _one_argnum(argnums) else tuple(grads)
     return out, g, aux
+
+
+def _float0_zeros(t: Tensor, what: str) -> np.ndarray:
+    """The float0 gradient of the integer or bool source ``t`` (allow_int=True): zeros of its shape, no data."""
+    if None in t.shape:
+        raise TypeError(
+            f"{what}: allow_int=True gives an integer argument a float0 gradient of its shape, but the shape "
+            f"{t.shape} (dtype {t.dtype}) has an unknown dim under tl.function; give it a full shape in input_signature"
+        )
+    return np.zeros(t.shape, _FLOAT0)
 
 
 def _complex_sources(sources, what) -> None:
