@@ -34,6 +34,8 @@ import numpy as np
 
 from . import special as _sp
 from .dtypes import float64 as _float64
+from .grad.api import vjp as _vjp
+from .grad.custom import custom_gradient as _custom_gradient
 from .ops import elementwise as _elementwise
 from .ops import math as _math_ops
 from .ops import nn as _nn
@@ -624,9 +626,8 @@ def _beta_pdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     """
     dtype, (x, a, b, loc, scale) = _args("beta.pdf", x=x, a=a, b=b, loc=loc, scale=scale)
     low, high = _math_ops.equal(x, loc), _math_ops.equal(x, loc + scale)
-    log_norm = -_sp.betaln(a, b)
-    at_low = _density_at_end(low, x - loc, scale, lambda z: (a - 1.0, log_norm))
-    at_high = _density_at_end(high, loc + scale - x, scale, lambda y: (b - 1.0, log_norm))
+    at_low = _density_at_end(low, x - loc, scale, lambda z, a, b: (a - 1.0, -_sp.betaln(a, b)), a, b)
+    at_high = _density_at_end(high, loc + scale - x, scale, lambda y, a, b: (b - 1.0, -_sp.betaln(a, b)), a, b)
     inner = _math_ops.where(_math_ops.logical_or(low, high), loc + 0.5 * _finite_or_one(scale), x)
     density = _math_ops.exp(_beta_logpdf(inner, a, b, loc, scale))
     return _narrowed(_density_with_ends(density, [(low, at_low), (high, at_high)]), dtype)
@@ -734,7 +735,7 @@ def _gamma_pdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     """
     dtype, (x, a, loc, scale) = _args("gamma.pdf", x=x, a=a, loc=loc, scale=scale)
     edge = _math_ops.equal(x, loc)
-    at_loc = _density_at_end(edge, x - loc, scale, lambda z: (a - 1.0, -z - _sp.gammaln(a)))
+    at_loc = _density_at_end(edge, x - loc, scale, lambda z, a: (a - 1.0, -z - _sp.gammaln(a)), a)
     density = _math_ops.exp(_gamma_logpdf(_math_ops.where(edge, loc + _finite_or_one(scale), x), a, loc, scale))
     return _narrowed(_density_with_ends(density, [(edge, at_loc)]), dtype)
 
@@ -1230,14 +1231,49 @@ def _from_the_end(edge, offset, scale) -> Tensor:
     return _math_ops.where(edge, offset / _math_ops.stop_gradient(scale), 1.0)
 
 
-def _density_at_end(edge, offset, scale, near) -> Tensor:
+def _density_at_end(edge, offset, scale, near, *shapes) -> Tensor:
     """The density at an end of the support where ``edge`` (``offset`` the distance from it, 0 there), in its power form
-    ``t**k exp(log_rest) / scale`` with ``near(t) -> (k, log_rest)`` of the standardized ``t`` (``_from_the_end``): its
-    gradients are the limits from inside (0, a constant or inf as ``k`` > 1, = 1, < 1), where ``exp(logpdf)``'s were
-    ``exp(-inf)`` times an infinite derivative, NaN.  One form for ``_family``'s lower ends, gamma's and beta's."""
+    ``t**k exp(log_rest) / scale`` with ``near(t, *shapes) -> (k, log_rest)`` of the standardized ``t``
+    (``_from_the_end``): its gradients are the limits from inside (0, a constant or inf as ``k`` > 1, = 1, < 1), where
+    ``exp(logpdf)``'s were ``exp(-inf)`` times an infinite derivative, NaN.  One form for ``_family``'s lower ends,
+    gamma's and beta's.  In the shapes, where ``k > 0`` (the density 0 for every nearby shape) the slope is 0; where
+    ``k <= 0`` it is the limit from inside of ``density * (log t dk + d log_rest)``: ``-inf`` for a shape in ``k``
+    (``log t`` is ``-inf``), ``density * d log_rest`` for one only in the rest (``_positive_at_end``)."""
     t = _from_the_end(edge, offset, scale)
-    power, log_rest = near(t)
-    return t**power * _math_ops.exp(log_rest) / scale
+    power, log_rest = near(t, *shapes)
+    if not isinstance(power, Tensor):  # a constant power: no shape derivative through it
+        return t**power * _math_ops.exp(log_rest) / scale
+    w = _math_ops.where
+    rises = power > 0
+    t_up, t_flat = w(rises, t, 1.0), w(rises, 1.0, t)  # each branch at a stand-in elsewhere (0 * inf in the other)
+    power, log_rest = near(t_up, *shapes)
+    density = w(rises, t_up**power * _math_ops.exp(log_rest), _positive_at_end(near, t_flat, *shapes))
+    return density / scale
+
+
+def _positive_at_end(near, t, *shapes) -> Tensor:
+    """``exp(k log t + log_rest)`` of ``near(t, *shapes)`` where ``k <= 0`` at ``t = 0`` (positive: inf for k < 0), with
+    the gradients ``density * d(k log t + log_rest)``, the log's derivatives summed before the product: the chain rule
+    through ``exp`` multiplied each path by the infinite density first, and ``-inf`` (``log t dk``) plus ``+inf``
+    (``d log_rest``, gamma's ``-digamma(a)`` for a < 1.46) was NaN, where the limit from inside is ``-inf``."""
+
+    def log_density(t, *shapes):
+        power, log_rest = near(t, *shapes)
+        return _sp.xlogy(power, t) + log_rest
+
+    @_custom_gradient
+    def positive(t, *shapes):
+        value, vjp_fn = _vjp(log_density, t, *shapes)
+        density = _math_ops.exp(value)
+
+        def grad_fn(dy):
+            slopes = vjp_fn(_math_ops.ones_like(value))
+            return [None if s is None else dy * density * s for s in slopes]
+
+        return density, grad_fn
+
+    full = _math_ops.stop_gradient(_math_ops.zeros_like(near(t, *shapes)[1] + t))  # each slope per element
+    return positive(t + full, *(s + full for s in shapes))
 
 
 def _finite_or_one(scale) -> Tensor:
@@ -1348,7 +1384,7 @@ def _family(
             if exp:
                 value = _math_ops.exp(value)
             if edge is not None:
-                value = w(edge, _density_at_end(edge, x - loc, scale, lambda t: near_low(t, *params)), value)
+                value = w(edge, _density_at_end(edge, x - loc, scale, near_low, *params), value)
             return _narrowed(w(ok, w(_math_ops.not_equal(z, z), _math.nan, value), _math.nan), dtype)
 
         run.__name__ = run.__qualname__ = f"{name}_{method}"
