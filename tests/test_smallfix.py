@@ -149,3 +149,45 @@ def test_two_sided_spectrogram_gradient_matches_central_differences():
     eps = 1e-6
     numeric = (float(f(tl.tensor(x0 + eps * d))) - float(f(tl.tensor(x0 - eps * d)))) / (2 * eps)
     np.testing.assert_allclose(g @ d, numeric, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- 3. PixelShuffle layers on (*, C, H, W)
+def _shuffle_by_definition(x, r):
+    """PyTorch's definition: out[..., c, h * r + i, w * r + j] = x[..., c * r * r + i * r + j, h, w]."""
+    *lead, crr, h, w = x.shape
+    c = crr // (r * r)
+    out = np.empty((*lead, c, h * r, w * r), x.dtype)
+    for ch in range(c):
+        for i in range(r):
+            for j in range(r):
+                out[..., ch, i::r, j::r] = x[..., ch * r * r + i * r + j, :, :]
+    return out
+
+
+@pytest.mark.parametrize("shape", [(8, 2, 3), (2, 3, 8, 2, 3), (1, 1, 1, 4, 1, 1)])
+def test_pixel_shuffle_layers_take_unbatched_and_several_leading_axes(shape):
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    want = _shuffle_by_definition(x, 2)
+    np.testing.assert_array_equal(tl.nn.PixelShuffle(2, data_format="NCHW")(x).numpy(), want)
+    np.testing.assert_array_equal(tl.nn.PixelUnshuffle(2, data_format="NCHW")(want).numpy(), x)
+    last = np.moveaxis(x, -3, -1)
+    np.testing.assert_array_equal(tl.nn.PixelShuffle(2)(last).numpy(), np.moveaxis(want, -3, -1))
+    np.testing.assert_array_equal(tl.nn.PixelUnshuffle(2)(np.moveaxis(want, -3, -1)).numpy(), last)
+    np.testing.assert_array_equal(tl.nn.PixelShuffle(2)(last).numpy(), tl.nn.pixel_shuffle(last, 2).numpy())
+
+
+def test_pixel_shuffle_layers_match_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((2, 3, 8, 2, 3))
+    for xs in [x, x[1, 2]]:
+        want = torch.nn.PixelShuffle(2)(torch.tensor(xs)).numpy()
+        np.testing.assert_array_equal(tl.nn.PixelShuffle(2, data_format="NCHW")(xs).numpy(), want)
+        back = torch.nn.PixelUnshuffle(2)(torch.tensor(want)).numpy()
+        np.testing.assert_array_equal(tl.nn.PixelUnshuffle(2, data_format="NCHW")(want).numpy(), back)
+
+
+def test_pixel_shuffle_layer_of_2d_input_is_a_clear_error():
+    with pytest.raises(
+        ValueError, match=r"^PixelShuffle: input must be NCHW, with no or more leading .*\(x shape \(4, 4\)"
+    ):
+        tl.nn.PixelShuffle(2, data_format="NCHW")(np.ones((4, 4)))
