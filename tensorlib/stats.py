@@ -611,8 +611,13 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     dtype, (x, a, b, loc, scale) = _args("beta.logpdf", x=x, a=a, b=b, loc=loc, scale=scale)
     standard = _standard(x, loc, scale)  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard <= 1)
-    z = _math_ops.where(inside, standard, 0.5)
-    logp = beta_log_density(z, a, b)
+    zero, standard = _at_zero_end(x, loc, scale, standard)
+    z = _math_ops.where(_all(inside, _math_ops.logical_not(zero)), standard, 0.5)
+    # at x = loc the power form (a - 1) log z + ..., whose scale slope is the limit -(a - 1) / scale (-z / scale times
+    # the infinite slope in z was 0 * inf = NaN)
+    edge = _math_ops.where(zero, standard, 0.5)
+    at_zero = _log_power_at_zero(edge, a - 1.0, scale) + _sp.xlog1py(b - 1.0, -edge) - _sp.betaln(a, b)
+    logp = _math_ops.where(zero, at_zero, beta_log_density(z, a, b))
     return _narrowed(_restrict(logp - _math_ops.log(scale), inside, _all(a > 0, b > 0, scale > 0), standard), dtype)
 
 
@@ -640,10 +645,23 @@ def _beta_tail(name, x, a, b, loc, scale, upper, log=False) -> Tensor:
     dtype, (x, a, b, loc, scale) = _args(name, x=x, a=a, b=b, loc=loc, scale=scale)
     w = _math_ops.where
     z = _standard(x, loc, scale)
-    below, over = z <= 0, z >= 1
+    zero, z = _at_zero_end(x, loc, scale, z)
+    # the ends 0 and 1 by the formulas, whose slope in x there is the density (inf for a < 1 at 0, b < 1 at 1): the
+    # constants 0 and 1 there had slope 0
+    below, over = z < 0, z > 1
     inside = w(_math_ops.logical_or(below, over), 0.5, z)
     if log:  # finite where the tail underflows; log(1 - I_z(a, b)) = log I_{1 - z}(b, a), 1 - z exact near 1
-        value = _log_betainc(b, a, 1.0 - inside, inside) if upper else _log_betainc(a, b, inside)
+        # at the end where the tail is 0 its power form, log I_z(a, b) ~ a log z - log(a B(a, b)) (the log's shape
+        # slopes there were NaN, 0 * inf; the scale's 0 * inf at z = 0): the limits from inside
+        edge = zero if not upper else _math_ops.equal(z, 1.0)
+        inner = w(edge, 0.5, inside)
+        value = _log_betainc(b, a, 1.0 - inner, inner) if upper else _log_betainc(a, b, inner)
+        power = b if upper else a
+        if upper:  # 1 - z, whose scale slope z / scale is 1 / scale there
+            at_end = _sp.xlogy(power, w(edge, 1.0 - z, 1.0))
+        else:
+            at_end = _log_power_at_zero(w(edge, z, 1.0), power, scale)
+        value = w(edge, at_end - _math_ops.log(power) - _sp.betaln(a, b), value)
         ends = (0.0, -_math.inf) if upper else (-_math.inf, 0.0)
     else:
         value = _sp.betaincc(a, b, inside) if upper else _sp.betainc(a, b, inside)

@@ -118,3 +118,63 @@ def test_beta_pdf_shape_slopes_at_both_ends(a, b):
         else:
             assert slopes[other] == pytest.approx(want, rel=1e-12)
             assert slopes[other] == pytest.approx(_scipy_shape_slope("beta", "pdf", (a, b), other, x), rel=1e-6)
+
+
+_BETA_SHAPES = [(0.5, 0.5), (0.5, 2.0), (1.0, 1.0), (2.0, 3.0), (2.0, 0.5)]
+
+
+def _beta_grads(method, a, b, x, loc=1.0, scale=2.0):
+    f = getattr(tl.stats.beta, method)
+    g = tl.grad(lambda x, l, s, a, b: f(x, a, b, loc=l, scale=s), argnums=(0, 1, 2, 3, 4))
+    return [float(v) for v in g(_t(x), _t(loc), _t(scale), _t(a), _t(b))]
+
+
+@pytest.mark.parametrize("a, b", _BETA_SHAPES)
+def test_beta_distribution_functions_slope_at_the_ends_is_the_density(a, b):
+    low, high = ss.beta.pdf(1.0, a, b, loc=1.0, scale=2.0), ss.beta.pdf(3.0, a, b, loc=1.0, scale=2.0)
+    for method, sign in (("cdf", 1.0), ("sf", -1.0)):
+        gx, gloc, gscale, ga, gb = _beta_grads(method, a, b, 1.0)
+        # d/dx = pdf(loc) (inf for a < 1; it was 0), d/dscale = -z pdf = 0 there, the shapes' 0 (the value is 0 or 1)
+        assert gx == sign * low and gloc == -gx and gscale == 0.0 and ga == 0.0 and gb == 0.0
+        gx, gloc, gscale, ga, gb = _beta_grads(method, a, b, 3.0)
+        assert gx == sign * high and gloc == -gx and gscale == -sign * high and ga == 0.0 and gb == 0.0
+    # log P ~ a log z - log(a B(a, b)) at loc: scale slope -a / scale, b's -d betaln / db; SciPy a hair inside agrees
+    from scipy.special import digamma
+
+    gx, gloc, gscale, ga, gb = _beta_grads("logcdf", a, b, 1.0)
+    assert gx == math.inf and gloc == -math.inf and ga == -math.inf
+    assert gscale == pytest.approx(-a / 2.0, rel=1e-12)
+    assert gb == pytest.approx(digamma(a + b) - digamma(b), rel=1e-12)
+    h = 1e-6
+    inside = (ss.beta.logcdf(1.0 + 1e-10, a, b, 1.0, 2.0 + h) - ss.beta.logcdf(1.0 + 1e-10, a, b, 1.0, 2.0 - h)) / (
+        2 * h
+    )
+    assert gscale == pytest.approx(inside, abs=1e-4)
+    # log(1 - P) ~ b log(1 - z) - log(b B(a, b)) at loc + scale: its slopes are the mirror's
+    gx, gloc, gscale, ga, gb = _beta_grads("logsf", a, b, 3.0)
+    assert gx == -math.inf and gloc == math.inf and gscale == math.inf and gb == -math.inf
+    assert ga == pytest.approx(digamma(a + b) - digamma(a), rel=1e-12)
+    for method in ("cdf", "sf", "logcdf", "logsf"):
+        for x in (1.0, 3.0):
+            assert not any(math.isnan(v) for v in _beta_grads(method, a, b, x))
+
+
+@pytest.mark.parametrize("a, b", _BETA_SHAPES)
+def test_beta_logpdf_scale_slope_at_x_equal_loc(a, b):
+    gx, gloc, gscale, ga, gb = _beta_grads("logpdf", a, b, 1.0)
+    assert gscale == pytest.approx(-a / 2.0, rel=1e-12)  # -(a - 1) / scale - 1 / scale (it was NaN)
+    h = 1e-6
+    inside = (ss.beta.logpdf(1.0 + 1e-10, a, b, 1.0, 2.0 + h) - ss.beta.logpdf(1.0 + 1e-10, a, b, 1.0, 2.0 - h)) / (
+        2 * h
+    )
+    assert gscale == pytest.approx(inside, abs=1e-4)
+    assert not any(math.isnan(v) for v in (gx, gloc, ga, gb))
+
+
+def test_beta_values_at_and_near_the_ends_unchanged():
+    x = np.array([0.5, 1.0, 1.0 + 1e-12, 2.2, 3.0 - 1e-12, 3.0, 3.5])
+    for a, b in _BETA_SHAPES:
+        for method in ("pdf", "logpdf", "cdf", "sf", "logcdf", "logsf"):
+            got = getattr(tl.stats.beta, method)(_t(x), a, b, loc=1.0, scale=2.0).numpy()
+            want = getattr(ss.beta, method)(x, a, b, loc=1.0, scale=2.0)
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=0, err_msg=f"{method} {a} {b}")
