@@ -1517,7 +1517,8 @@ def torch_stft(input, n_fft: int, hop_length: int | None = None, win_length: int
     ``n_fft``; None: ones) centred in ``n_fft`` zeros; ``normalized`` scales by ``n_fft ** -0.5``; ``onesided``
     (default for real input and window) keeps the nonnegative frequencies.  As PyTorch, ``return_complex`` must
     be given for real input: True gives complex, False the real and imaginary parts in a last axis of 2.
-    Differentiable in ``input`` and ``window``.
+    Unlike PyTorch's, which refuses them, an integer or bool input or window computes in float64 (complex128
+    spectra), as :func:`stft` and NumPy's FFTs do.  Differentiable in ``input`` and ``window``.
 
     >>> import numpy as np, tensorlib as tl
     >>> spec = tl.signal.torch_stft(np.ones(16), 8, hop_length=4, window=tl.signal.hann_window(8, dtype=tl.float64),
@@ -1529,8 +1530,7 @@ def torch_stft(input, n_fft: int, hop_length: int | None = None, win_length: int
     x = as_tensor(input)
     if x.ndim not in (1, 2):
         raise ValueError(f"{who}: expected a 1D or 2D input, got shape {tuple(x.shape)} ({x.dtype})")
-    if x.dtype.kind in "biu":
-        raise TypeError(f"{who}: expected a floating or complex input, got {x.dtype} (shape {tuple(x.shape)})")
+    x = _math.cast(x, _dt.float64) if x.dtype.kind in "biu" else x
     n_fft = _count(n_fft, "n_fft", who)
     hop = _count(n_fft // 4 if hop_length is None else hop_length, "hop_length", who)  # torch: n_fft < 4 fails
     win_length = n_fft if win_length is None else _count(win_length, "win_length", who)
@@ -1541,6 +1541,7 @@ def torch_stft(input, n_fft: int, hop_length: int | None = None, win_length: int
     if window is None:
         window = _creation.ones((win_length,), dtype=_dt.real_dtype(x.dtype))
     window = as_tensor(window)
+    window = _math.cast(window, _dt.float64) if window.dtype.kind in "biu" else window
     if tuple(window.shape) != (win_length,):
         raise ValueError(f"{who}: expected a 1D window tensor of size equal to win_length={win_length}, got "
                          f"shape {tuple(window.shape)}")  # fmt: skip

@@ -191,3 +191,37 @@ def test_pixel_shuffle_layer_of_2d_input_is_a_clear_error():
         ValueError, match=r"^PixelShuffle: input must be NCHW, with no or more leading .*\(x shape \(4, 4\)"
     ):
         tl.nn.PixelShuffle(2, data_format="NCHW")(np.ones((4, 4)))
+
+
+# ---------------------------------------------------------------- 4. torch_stft of integers
+def _stft_by_hand(x, n_fft, hop):
+    """torch.stft's definition with a box window, center=True, reflect padding, onesided, in float64 NumPy."""
+    padded = np.pad(np.asarray(x, np.float64), n_fft // 2, mode="reflect")
+    starts = range(0, len(padded) - n_fft + 1, hop)
+    return np.stack([np.fft.rfft(padded[s : s + n_fft]) for s in starts], axis=-1)
+
+
+@pytest.mark.parametrize("x", [np.arange(16), np.arange(16, dtype=np.int8) % 3, np.arange(16) % 3 > 0])
+def test_torch_stft_of_integers_and_bools_is_complex128(x):
+    got = tl.signal.torch_stft(x, 8, return_complex=True)
+    assert got.dtype == np.complex128 and got.shape == (5, 9)
+    np.testing.assert_allclose(got.numpy(), _stft_by_hand(x, 8, 2), atol=1e-12)
+    parts = tl.signal.torch_stft(x, 8, return_complex=False)
+    assert parts.dtype == np.float64 and parts.shape == (5, 9, 2)
+
+
+def test_torch_stft_of_integers_keeps_torchs_return_complex_rule():
+    with pytest.raises(ValueError, match=r"^torch_stft: stft requires the return_complex parameter"):
+        tl.signal.torch_stft(np.arange(16), 8)
+
+
+def test_torch_stft_integer_window_and_torch_reference():
+    x = np.arange(16)
+    got = tl.signal.torch_stft(x, 8, window=np.ones(8, np.int64), return_complex=True)
+    assert got.dtype == np.complex128
+    np.testing.assert_allclose(got.numpy(), _stft_by_hand(x, 8, 2), atol=1e-12)
+    torch = pytest.importorskip("torch")
+    want = torch.stft(
+        torch.tensor(x, dtype=torch.float64), 8, window=torch.ones(8, dtype=torch.float64), return_complex=True
+    )
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
