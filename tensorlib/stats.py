@@ -2954,15 +2954,32 @@ def _quiet(method):
     """``method`` with NumPy's floating-point warnings off while it runs: the methods take each formula at the
     support's ends and off it on purpose (log 0 = -inf is logcdf's value at the lower end, a branch not taken meets
     0 / 0), and they leaked "divide by zero" / "invalid value" RuntimeWarnings from ordinary calls (uniform.logcdf(0),
-    gamma.logpdf at x = loc, t.ppf(0)); the values are unchanged.  (A traced call's kernels, and the backward pass, run
-    later, outside it.)"""
+    gamma.logpdf at x = loc, t.ppf(0)); the values are unchanged.  A traced call's kernels, and the backward pass, run
+    later, outside it: ``_quiet_later`` marks their tape and graph."""
 
     @_functools.wraps(method)
     def run(*args, **kwargs):
         with np.errstate(all="ignore"):
-            return method(*args, **kwargs)
+            out = method(*args, **kwargs)
+        _quiet_later()
+        return out
 
     return run
+
+
+def _quiet_later():
+    """Mark the recording tapes and the graphs being traced so that their backward pass and traced kernels run with
+    NumPy's warnings off too (``GradientTape._quiet``, ``Graph.quiet``: one check per ``gradient`` call or graph run,
+    none per op): they take the methods' formulas and gradients at the same ends, where the warnings leaked."""
+    from .dispatch import current_state
+
+    state = current_state()
+    for tape in state.tapes:
+        tape._quiet = True
+    for mode in state.modes:
+        graph = getattr(mode, "graph", None)
+        if graph is not None:
+            graph.quiet = True
 
 
 __all__ = [

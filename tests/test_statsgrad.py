@@ -188,3 +188,67 @@ def test_pdf_jacobian_in_the_shape_at_the_ends_is_diagonal():
     np.testing.assert_array_equal(jac.numpy(), want)
     jac = tl.jacobian(lambda a: tl.stats.gamma.pdf(_t([1.0, 1.0]), a, loc=1.0))(_t([0.5, 2.0]))
     np.testing.assert_array_equal(jac.numpy(), np.diag([-math.inf, 0.0]))
+
+
+# ------------------------------------------------------------------ no RuntimeWarning from the backward pass or a trace
+_QUIET_CASES = [
+    ("gamma", "logpdf", (0.5,), [1.0, 2.0, 3.0]),
+    ("gamma", "logcdf", (0.5,), [1.0, 2.0]),
+    ("rayleigh", "logpdf", (), [1.0, 2.0]),
+    ("halfnorm", "logcdf", (), [1.0, 2.0]),
+    ("beta", "logpdf", (0.5, 2.0), [1.0, 1.5, 1.75]),
+    ("invgamma", "ppf", (2.0,), [0.0, 0.5, 1.0]),
+    ("t", "ppf", (3.0,), [0.0, 0.5]),
+]
+
+
+@pytest.mark.parametrize("dist, method, shapes, xs", _QUIET_CASES)
+def test_no_runtime_warning_from_grad_or_traced_calls(dist, method, shapes, xs):
+    f = getattr(getattr(tl.stats, dist), method)
+    x = _t(xs)
+    loc = 1.0 if method not in ("ppf", "isf") else 0.0
+
+    def value(x):
+        return f(x, *shapes, loc=loc)
+
+    def total(x):
+        return value(x).sum()
+
+    want = getattr(getattr(ss, dist), method)(np.array(xs), *shapes, loc=loc)
+    with np.errstate(all="ignore"):
+        eager_grad = tl.grad(total)(x).numpy()
+    with _no_runtime_warnings():
+        np.testing.assert_allclose(tl.function(value)(x).numpy(), want, rtol=1e-12)
+        got = tl.grad(total)(x).numpy()
+        traced = tl.function(tl.grad(total))(x).numpy()
+    np.testing.assert_array_equal(got, eager_grad)
+    np.testing.assert_array_equal(traced, eager_grad)
+    # and the gradient is SciPy's slope where the method is smooth (a central difference inside)
+    for i, v in enumerate(xs):
+        if 0.0 < v - loc and method in ("logpdf", "logcdf") and (dist != "beta" or v < 3.0):
+            h = 1e-6
+            fd = (
+                getattr(getattr(ss, dist), method)(v + h, *shapes, loc=loc)
+                - getattr(getattr(ss, dist), method)(v - h, *shapes, loc=loc)
+            ) / (2 * h)
+            assert got[i] == pytest.approx(fd, rel=1e-6, abs=1e-6)
+
+
+class _no_runtime_warnings:
+    def __enter__(self):
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("error", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        return self._catch.__exit__(*exc)
+
+
+def test_warnings_stay_on_for_graphs_and_tapes_without_stats():
+    x = _t([0.0, 1.0])
+    with _no_runtime_warnings(), pytest.raises(RuntimeWarning):
+        tl.function(lambda x: tl.log(x))(x)
+    with _no_runtime_warnings(), pytest.raises(RuntimeWarning):
+        tl.grad(lambda x: tl.sqrt(x).sum())(x)

@@ -17,7 +17,7 @@ from .. import dispatch
 from .. import tree
 from ..tensor import Tensor
 from .backprop import backprop
-from .tape import GradientTape, check_cotangent_kind
+from .tape import GradientTape, check_cotangent_kind, quiet
 
 
 def _as_tensor(x):
@@ -334,7 +334,8 @@ def _vjp(f, primals, has_aux, what, integers: bool = False):
                 check_cotangent_kind(weight, o, "vjp_fn: cotangent")
                 targets.append(o)
                 weights.append(weight)
-        grads = iter(backprop(tape._nodes, targets, weights, wrt, "zero"))
+        with quiet(tape):
+            grads = iter(backprop(tape._nodes, targets, weights, wrt, "zero"))
         return tuple(_split([next(grads) if x.dtype.kind in "fc" else None for x in xs], treedefs))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
@@ -605,7 +606,8 @@ def jvp(f, primals, tangents, has_aux: bool = False):
     dummies = [math_ops.zeros_like(o) for o in live]
     with GradientTape(watch_accessed_variables=False) as outer:
         outer.watch(dummies)
-        grads = backprop(inner._nodes, live, dummies, xs, "zero")
+        with quiet(inner):
+            grads = backprop(inner._nodes, live, dummies, xs, "zero")
         total = None
         for g, t in zip(grads, ts):
             term = reduce_ops.sum(g * math_ops.cast(t, dtype=g.dtype))
