@@ -1286,7 +1286,8 @@ def _positive_at_end(near, t, *shapes) -> Tensor:
 
         def grad_fn(dy):
             slopes = vjp_fn(_math_ops.ones_like(value))
-            return [None if s is None else dy * density * s for s in slopes]
+            zero = _math_ops.equal(dy, 0.0)  # a zero cotangent (a jacobian's other rows) gives 0, not 0 * inf
+            return [None if s is None else _math_ops.where(zero, 0.0, dy * density * s) for s in slopes]
 
         return density, grad_fn
 

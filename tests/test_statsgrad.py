@@ -178,3 +178,13 @@ def test_beta_values_at_and_near_the_ends_unchanged():
             got = getattr(tl.stats.beta, method)(_t(x), a, b, loc=1.0, scale=2.0).numpy()
             want = getattr(ss.beta, method)(x, a, b, loc=1.0, scale=2.0)
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=0, err_msg=f"{method} {a} {b}")
+
+
+def test_pdf_jacobian_in_the_shape_at_the_ends_is_diagonal():
+    # each output depends on its own shape only: the other rows' zero cotangents give 0, not 0 * inf = NaN
+    x = _t([1.0, 1.5, 3.0])
+    jac = tl.jacobian(lambda a: tl.stats.beta.pdf(x, a, _t([0.5, 0.5, 0.5]), loc=1.0, scale=2.0))(_t([0.5, 0.5, 0.5]))
+    want = np.diag([-math.inf, 0.0, math.inf])  # 0 at 1.5: log z - digamma(a) + digamma(a + b) = 0 for a = b = 1/2
+    np.testing.assert_array_equal(jac.numpy(), want)
+    jac = tl.jacobian(lambda a: tl.stats.gamma.pdf(_t([1.0, 1.0]), a, loc=1.0))(_t([0.5, 2.0]))
+    np.testing.assert_array_equal(jac.numpy(), np.diag([-math.inf, 0.0]))
