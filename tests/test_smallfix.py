@@ -225,3 +225,75 @@ def test_torch_stft_integer_window_and_torch_reference():
         torch.tensor(x, dtype=torch.float64), 8, window=torch.ones(8, dtype=torch.float64), return_complex=True
     )
     np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+
+
+# ---------------------------------------------------------------- 5. polygamma / expn of a bool order
+_EULER = 0.5772156649015329
+
+
+@pytest.mark.parametrize(
+    "n", [True, False, np.True_, np.array(True), np.array([True, False]), tl.tensor([True, False])], ids=repr
+)
+def test_polygamma_of_a_bool_order_is_order_1_or_0(n):
+    pytest.importorskip("scipy")
+    got = tl.special.polygamma(n, tl.tensor(0.5, "float64")).numpy()
+    # closed forms: psi(1/2) = -gamma - 2 log 2, psi'(1/2) = pi**2 / 2
+    want = np.where(np.asarray(n.numpy() if isinstance(n, tl.Tensor) else n), np.pi**2 / 2, -_EULER - 2 * np.log(2))
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_bool_order_traced_vmapped_and_differentiated():
+    pytest.importorskip("scipy")
+    x = tl.tensor([0.5, 0.5], "float64")
+    want = [np.pi**2 / 2, -_EULER - 2 * np.log(2)]
+    f = tl.function(lambda n, x: tl.special.polygamma(n, x))
+    np.testing.assert_allclose(f(tl.tensor([True, False]), x).numpy(), want, rtol=1e-13)
+    vmapped = tl.vmap(lambda n: tl.special.polygamma(n, tl.tensor(0.5, "float64")))(tl.tensor([True, False]))
+    np.testing.assert_allclose(vmapped.numpy(), want, rtol=1e-13)
+    # d/dx psi'(x) = psi''(x); psi''(1/2) = -14 zeta(3)
+    zeta3 = 1.2020569031595942
+    np.testing.assert_allclose(float(tl.grad(lambda x: tl.special.polygamma(True, x))(x[0])), -14 * zeta3, rtol=1e-12)
+
+
+def test_bool_order_matches_scipy_and_keeps_the_other_order_checks():
+    special = pytest.importorskip("scipy.special")
+    n = np.array([[True], [False]])
+    x = np.array([0.3, 1.7, 4.0])
+    np.testing.assert_allclose(tl.special.polygamma(n, x).numpy(), special.polygamma(n, x), rtol=1e-13)
+    np.testing.assert_allclose(tl.special.expn(n, x).numpy(), special.expn(n, x), rtol=1e-13)
+    for bad in (-1, 1.5, "a", None, np.array([1, -1])):
+        with pytest.raises(ValueError, match=r"^Polygamma: the order n must be a non-negative integer"):
+            tl.special.polygamma(bad, x)
+
+
+# ---------------------------------------------------------------- 6. tl.vmap of tl.grad(allow_int=True)
+@pytest.mark.parametrize("traced", [False, True])
+def test_vmap_of_grad_allow_int_batches_the_float0(traced):
+    g = tl.vmap(tl.grad(_loss, argnums=(0, 1), allow_int=True))
+    g = tl.function(g) if traced else g
+    gx, gn = g(tl.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), tl.tensor([[1, 2], [3, 4], [5, 6]]))
+    np.testing.assert_allclose(np.asarray(gx), 4 * np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    assert gn.dtype.names == ("float0",) and gn.shape == (3, 2)
+
+
+def test_vmap_float0_out_axes_and_unmapped_int_argument():
+    g = tl.grad(_loss, argnums=(0, 1), allow_int=True)
+    x = tl.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    assert tl.vmap(g, out_axes=(0, 1))(x, tl.tensor([[1, 2], [3, 4], [5, 6]]))[1].shape == (2, 3)
+    assert tl.vmap(g, in_axes=(0, None))(x, tl.tensor([1, 2, 3, 4]))[1].shape == (3, 4)
+    with pytest.raises(ValueError, match=r"out_axes 3 is out of range for out\[1\]"):
+        tl.vmap(g, out_axes=(0, 3))(x, tl.tensor([[1, 2], [3, 4], [5, 6]]))
+    unknown = tl.function(
+        tl.vmap(g), input_signature=[tl.TensorSpec((None, 2), "float32"), tl.TensorSpec((None, 2), "int64")]
+    )
+    with pytest.raises(TypeError, match=r"tl.vmap: out\[1\] is a float0 gradient .* give the mapped axis a known size"):
+        unknown(x, tl.tensor([[1, 2], [3, 4], [5, 6]]))
+
+
+def test_vmap_float0_matches_jax():
+    jax = pytest.importorskip("jax")
+    x, n = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32), np.array([[1, 2], [3, 4], [5, 6]], np.int32)
+    jx, jn = jax.vmap(jax.grad(lambda x, n: (x * x).sum() * 2.0, argnums=(0, 1), allow_int=True), out_axes=(0, 1))(x, n)
+    tx, tn = tl.vmap(tl.grad(_loss, argnums=(0, 1), allow_int=True), out_axes=(0, 1))(tl.tensor(x), tl.tensor(n))
+    np.testing.assert_allclose(np.asarray(tx), np.asarray(jx), rtol=1e-6)
+    assert tn.dtype == jn.dtype and tn.shape == jn.shape
