@@ -4302,7 +4302,8 @@ def _batch_size(n):
 class PixelShuffle(_PixelShuffle):
     """PyTorch's ``nn.PixelShuffle(upscale_factor)``: ``(N, H, W, C * r * r)`` to ``(N, H * r, W * r, C)`` (NCHW with
     ``data_format="NCHW"``), channel ``c * r * r + i * r + j`` becoming the pixel ``(i, j)`` of the block of channel
-    ``c`` -- PyTorch's order in either layout (TensorFlow's ``depth_to_space`` takes the channels in another).
+    ``c`` -- PyTorch's order in either layout (TensorFlow's ``depth_to_space`` takes the channels in another).  As
+    :func:`tl.nn.pixel_shuffle` and PyTorch's, an unbatched 3-D input or several leading (batch) axes are taken too.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.PixelShuffle(2, data_format="NCHW")(np.arange(4.0).reshape(1, 4, 1, 1)).numpy()[0, 0].tolist()
@@ -4312,13 +4313,14 @@ class PixelShuffle(_PixelShuffle):
     _FACTOR = "upscale_factor"
 
     def forward(self, x):
-        x = _image(x, type(self).__name__, 2, self.data_format)
+        x = _as_tensor(x, type(self).__name__)
         return _nn.composed.shuffled(x, self.factor, self.data_format, "PixelShuffle")
 
 
 class PixelUnshuffle(_PixelShuffle):
     """PyTorch's ``nn.PixelUnshuffle(downscale_factor)``, the inverse of :class:`PixelShuffle`: ``(N, H * r, W * r,
-    C)`` to ``(N, H, W, C * r * r)`` (NCHW with ``data_format="NCHW"``).
+    C)`` to ``(N, H, W, C * r * r)`` (NCHW with ``data_format="NCHW"``); an unbatched 3-D input or several leading
+    axes too.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.nn.PixelUnshuffle(2, data_format="NCHW")(np.arange(4.0).reshape(1, 1, 2, 2)).numpy().ravel().tolist()
@@ -4328,7 +4330,7 @@ class PixelUnshuffle(_PixelShuffle):
     _FACTOR = "downscale_factor"
 
     def forward(self, x):
-        x = _image(x, type(self).__name__, 2, self.data_format)
+        x = _as_tensor(x, type(self).__name__)
         return _nn.composed.unshuffled(x, self.factor, self.data_format, "PixelUnshuffle")
 
 

@@ -684,10 +684,24 @@ def _segment_spectra(x, ax, fs, window, nperseg, noverlap, nfft, detrend, return
         raise ValueError(f"{who}: scaling must be 'density' or 'spectrum', got {scaling!r}")
     frames = frame(_array.moveaxis(x, ax, -1), nperseg, nperseg - noverlap)  # (..., frames, nperseg)
     frames = _detrended(frames, detrend, who) * win
-    spectra = _fft.rfft(frames, n=nfft) if return_onesided else _fft.fft(frames, n=nfft)
+    spectra = _fft.rfft(frames, n=nfft) if return_onesided else _full_spectra(frames, nfft)
     scale = 1.0 / (fs * _reduce.sum(_math.square(win))) if scaling == "density" else 1.0 / _reduce.sum(win) ** 2
     freqs = (_fft.rfftfreq if return_onesided else _fft.fftfreq)(nfft, 1.0 / fs)
     return freqs, spectra, _math.cast(scale, real), return_onesided, nfft, nperseg, noverlap
+
+
+def _full_spectra(frames, nfft: int) -> Tensor:
+    """``fft(frames, nfft)`` as SciPy's spectral helper has it, down to the sign of zero that decides the angle
+    (-pi or pi) of a negative bin that is real (bin 0 and, for an even ``nfft``, ``nfft / 2``).  float64 frames
+    go through ``scipy.fft.fft`` of a real array, which gives those bins an imaginary part of -0.0 (NumPy's and
+    ours is +0.0); float32 frames are complex64 there (SciPy casts the window to the output's complex dtype),
+    and their transform keeps +0.0 as ours does."""
+    spectra = _fft.fft(frames, n=nfft)
+    if frames.dtype != _dt.float64:
+        return spectra
+    real_bins = np.zeros(nfft, bool)
+    real_bins[[0, nfft // 2] if nfft % 2 == 0 else [0]] = True
+    return _elementwise.complex_(_elementwise.real(spectra), _math.where(real_bins, -0.0, _elementwise.imag(spectra)))
 
 
 def _power(spectra, scale, onesided: bool, nfft: int) -> Tensor:
@@ -1503,7 +1517,8 @@ def torch_stft(input, n_fft: int, hop_length: int | None = None, win_length: int
     ``n_fft``; None: ones) centred in ``n_fft`` zeros; ``normalized`` scales by ``n_fft ** -0.5``; ``onesided``
     (default for real input and window) keeps the nonnegative frequencies.  As PyTorch, ``return_complex`` must
     be given for real input: True gives complex, False the real and imaginary parts in a last axis of 2.
-    Differentiable in ``input`` and ``window``.
+    Unlike PyTorch's, which refuses them, an integer or bool input or window computes in float64 (complex128
+    spectra), as :func:`stft` and NumPy's FFTs do.  Differentiable in ``input`` and ``window``.
 
     >>> import numpy as np, tensorlib as tl
     >>> spec = tl.signal.torch_stft(np.ones(16), 8, hop_length=4, window=tl.signal.hann_window(8, dtype=tl.float64),
@@ -1515,8 +1530,7 @@ def torch_stft(input, n_fft: int, hop_length: int | None = None, win_length: int
     x = as_tensor(input)
     if x.ndim not in (1, 2):
         raise ValueError(f"{who}: expected a 1D or 2D input, got shape {tuple(x.shape)} ({x.dtype})")
-    if x.dtype.kind in "biu":
-        raise TypeError(f"{who}: expected a floating or complex input, got {x.dtype} (shape {tuple(x.shape)})")
+    x = _math.cast(x, _dt.float64) if x.dtype.kind in "biu" else x
     n_fft = _count(n_fft, "n_fft", who)
     hop = _count(n_fft // 4 if hop_length is None else hop_length, "hop_length", who)  # torch: n_fft < 4 fails
     win_length = n_fft if win_length is None else _count(win_length, "win_length", who)
@@ -1527,6 +1541,7 @@ def torch_stft(input, n_fft: int, hop_length: int | None = None, win_length: int
     if window is None:
         window = _creation.ones((win_length,), dtype=_dt.real_dtype(x.dtype))
     window = as_tensor(window)
+    window = _math.cast(window, _dt.float64) if window.dtype.kind in "biu" else window
     if tuple(window.shape) != (win_length,):
         raise ValueError(f"{who}: expected a 1D window tensor of size equal to win_length={win_length}, got "
                          f"shape {tuple(window.shape)}")  # fmt: skip

@@ -34,6 +34,8 @@ import numpy as np
 
 from . import special as _sp
 from .dtypes import float64 as _float64
+from .grad.api import vjp as _vjp
+from .grad.custom import custom_gradient as _custom_gradient
 from .ops import elementwise as _elementwise
 from .ops import math as _math_ops
 from .ops import nn as _nn
@@ -609,8 +611,13 @@ def _beta_logpdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     dtype, (x, a, b, loc, scale) = _args("beta.logpdf", x=x, a=a, b=b, loc=loc, scale=scale)
     standard = _standard(x, loc, scale)  # nan for a nan x or loc, and for inf / inf, as in SciPy
     inside = _all(standard >= 0, standard <= 1)
-    z = _math_ops.where(inside, standard, 0.5)
-    logp = beta_log_density(z, a, b)
+    zero, standard = _at_zero_end(x, loc, scale, standard)
+    z = _math_ops.where(_all(inside, _math_ops.logical_not(zero)), standard, 0.5)
+    # at x = loc the power form (a - 1) log z + ..., whose scale slope is the limit -(a - 1) / scale (-z / scale times
+    # the infinite slope in z was 0 * inf = NaN)
+    edge = _math_ops.where(zero, standard, 0.5)
+    at_zero = _log_power_at_zero(edge, a - 1.0, scale) + _sp.xlog1py(b - 1.0, -edge) - _sp.betaln(a, b)
+    logp = _math_ops.where(zero, at_zero, beta_log_density(z, a, b))
     return _narrowed(_restrict(logp - _math_ops.log(scale), inside, _all(a > 0, b > 0, scale > 0), standard), dtype)
 
 
@@ -624,9 +631,8 @@ def _beta_pdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
     """
     dtype, (x, a, b, loc, scale) = _args("beta.pdf", x=x, a=a, b=b, loc=loc, scale=scale)
     low, high = _math_ops.equal(x, loc), _math_ops.equal(x, loc + scale)
-    log_norm = -_sp.betaln(a, b)
-    at_low = _density_at_end(low, x - loc, scale, lambda z: (a - 1.0, log_norm))
-    at_high = _density_at_end(high, loc + scale - x, scale, lambda y: (b - 1.0, log_norm))
+    at_low = _density_at_end(low, x - loc, scale, lambda z, a, b: (a - 1.0, -_sp.betaln(a, b)), a, b)
+    at_high = _density_at_end(high, loc + scale - x, scale, lambda y, a, b: (b - 1.0, -_sp.betaln(a, b)), a, b)
     inner = _math_ops.where(_math_ops.logical_or(low, high), loc + 0.5 * _finite_or_one(scale), x)
     density = _math_ops.exp(_beta_logpdf(inner, a, b, loc, scale))
     return _narrowed(_density_with_ends(density, [(low, at_low), (high, at_high)]), dtype)
@@ -639,10 +645,23 @@ def _beta_tail(name, x, a, b, loc, scale, upper, log=False) -> Tensor:
     dtype, (x, a, b, loc, scale) = _args(name, x=x, a=a, b=b, loc=loc, scale=scale)
     w = _math_ops.where
     z = _standard(x, loc, scale)
-    below, over = z <= 0, z >= 1
+    zero, z = _at_zero_end(x, loc, scale, z)
+    # the ends 0 and 1 by the formulas, whose slope in x there is the density (inf for a < 1 at 0, b < 1 at 1): the
+    # constants 0 and 1 there had slope 0
+    below, over = z < 0, z > 1
     inside = w(_math_ops.logical_or(below, over), 0.5, z)
     if log:  # finite where the tail underflows; log(1 - I_z(a, b)) = log I_{1 - z}(b, a), 1 - z exact near 1
-        value = _log_betainc(b, a, 1.0 - inside, inside) if upper else _log_betainc(a, b, inside)
+        # at the end where the tail is 0 its power form, log I_z(a, b) ~ a log z - log(a B(a, b)) (the log's shape
+        # slopes there were NaN, 0 * inf; the scale's 0 * inf at z = 0): the limits from inside
+        edge = zero if not upper else _math_ops.equal(z, 1.0)
+        inner = w(edge, 0.5, inside)
+        value = _log_betainc(b, a, 1.0 - inner, inner) if upper else _log_betainc(a, b, inner)
+        power = b if upper else a
+        if upper:  # 1 - z, whose scale slope z / scale is 1 / scale there
+            at_end = _sp.xlogy(power, w(edge, 1.0 - z, 1.0))
+        else:
+            at_end = _log_power_at_zero(w(edge, z, 1.0), power, scale)
+        value = w(edge, at_end - _math_ops.log(power) - _sp.betaln(a, b), value)
         ends = (0.0, -_math.inf) if upper else (-_math.inf, 0.0)
     else:
         value = _sp.betaincc(a, b, inside) if upper else _sp.betainc(a, b, inside)
@@ -734,7 +753,7 @@ def _gamma_pdf(x, a, loc=0.0, scale=1.0) -> Tensor:
     """
     dtype, (x, a, loc, scale) = _args("gamma.pdf", x=x, a=a, loc=loc, scale=scale)
     edge = _math_ops.equal(x, loc)
-    at_loc = _density_at_end(edge, x - loc, scale, lambda z: (a - 1.0, -z - _sp.gammaln(a)))
+    at_loc = _density_at_end(edge, x - loc, scale, lambda z, a: (a - 1.0, -z - _sp.gammaln(a)), a)
     density = _math_ops.exp(_gamma_logpdf(_math_ops.where(edge, loc + _finite_or_one(scale), x), a, loc, scale))
     return _narrowed(_density_with_ends(density, [(edge, at_loc)]), dtype)
 
@@ -1230,14 +1249,50 @@ def _from_the_end(edge, offset, scale) -> Tensor:
     return _math_ops.where(edge, offset / _math_ops.stop_gradient(scale), 1.0)
 
 
-def _density_at_end(edge, offset, scale, near) -> Tensor:
+def _density_at_end(edge, offset, scale, near, *shapes) -> Tensor:
     """The density at an end of the support where ``edge`` (``offset`` the distance from it, 0 there), in its power form
-    ``t**k exp(log_rest) / scale`` with ``near(t) -> (k, log_rest)`` of the standardized ``t`` (``_from_the_end``): its
-    gradients are the limits from inside (0, a constant or inf as ``k`` > 1, = 1, < 1), where ``exp(logpdf)``'s were
-    ``exp(-inf)`` times an infinite derivative, NaN.  One form for ``_family``'s lower ends, gamma's and beta's."""
+    ``t**k exp(log_rest) / scale`` with ``near(t, *shapes) -> (k, log_rest)`` of the standardized ``t``
+    (``_from_the_end``): its gradients are the limits from inside (0, a constant or inf as ``k`` > 1, = 1, < 1), where
+    ``exp(logpdf)``'s were ``exp(-inf)`` times an infinite derivative, NaN.  One form for ``_family``'s lower ends,
+    gamma's and beta's.  In the shapes, where ``k > 0`` (the density 0 for every nearby shape) the slope is 0; where
+    ``k <= 0`` it is the limit from inside of ``density * (log t dk + d log_rest)``: ``-inf`` for a shape in ``k``
+    (``log t`` is ``-inf``), ``density * d log_rest`` for one only in the rest (``_positive_at_end``)."""
     t = _from_the_end(edge, offset, scale)
-    power, log_rest = near(t)
-    return t**power * _math_ops.exp(log_rest) / scale
+    power, log_rest = near(t, *shapes)
+    if not isinstance(power, Tensor):  # a constant power: no shape derivative through it
+        return t**power * _math_ops.exp(log_rest) / scale
+    w = _math_ops.where
+    rises = power > 0
+    t_up, t_flat = w(rises, t, 1.0), w(rises, 1.0, t)  # each branch at a stand-in elsewhere (0 * inf in the other)
+    power, log_rest = near(t_up, *shapes)
+    density = w(rises, t_up**power * _math_ops.exp(log_rest), _positive_at_end(near, t_flat, *shapes))
+    return density / scale
+
+
+def _positive_at_end(near, t, *shapes) -> Tensor:
+    """``exp(k log t + log_rest)`` of ``near(t, *shapes)`` where ``k <= 0`` at ``t = 0`` (positive: inf for k < 0), with
+    the gradients ``density * d(k log t + log_rest)``, the log's derivatives summed before the product: the chain rule
+    through ``exp`` multiplied each path by the infinite density first, and ``-inf`` (``log t dk``) plus ``+inf``
+    (``d log_rest``, gamma's ``-digamma(a)`` for a < 1.46) was NaN, where the limit from inside is ``-inf``."""
+
+    def log_density(t, *shapes):
+        power, log_rest = near(t, *shapes)
+        return _sp.xlogy(power, t) + log_rest
+
+    @_custom_gradient
+    def positive(t, *shapes):
+        value, vjp_fn = _vjp(log_density, t, *shapes)
+        density = _math_ops.exp(value)
+
+        def grad_fn(dy):
+            slopes = vjp_fn(_math_ops.ones_like(value))
+            zero = _math_ops.equal(dy, 0.0)  # a zero cotangent (a jacobian's other rows) gives 0, not 0 * inf
+            return [None if s is None else _math_ops.where(zero, 0.0, dy * density * s) for s in slopes]
+
+        return density, grad_fn
+
+    full = _math_ops.stop_gradient(_math_ops.zeros_like(near(t, *shapes)[1] + t))  # each slope per element
+    return positive(t + full, *(s + full for s in shapes))
 
 
 def _finite_or_one(scale) -> Tensor:
@@ -1348,7 +1403,7 @@ def _family(
             if exp:
                 value = _math_ops.exp(value)
             if edge is not None:
-                value = w(edge, _density_at_end(edge, x - loc, scale, lambda t: near_low(t, *params)), value)
+                value = w(edge, _density_at_end(edge, x - loc, scale, near_low, *params), value)
             return _narrowed(w(ok, w(_math_ops.not_equal(z, z), _math.nan, value), _math.nan), dtype)
 
         run.__name__ = run.__qualname__ = f"{name}_{method}"
@@ -2899,15 +2954,32 @@ def _quiet(method):
     """``method`` with NumPy's floating-point warnings off while it runs: the methods take each formula at the
     support's ends and off it on purpose (log 0 = -inf is logcdf's value at the lower end, a branch not taken meets
     0 / 0), and they leaked "divide by zero" / "invalid value" RuntimeWarnings from ordinary calls (uniform.logcdf(0),
-    gamma.logpdf at x = loc, t.ppf(0)); the values are unchanged.  (A traced call's kernels, and the backward pass, run
-    later, outside it.)"""
+    gamma.logpdf at x = loc, t.ppf(0)); the values are unchanged.  A traced call's kernels, and the backward pass, run
+    later, outside it: ``_quiet_later`` marks their tape and graph."""
 
     @_functools.wraps(method)
     def run(*args, **kwargs):
         with np.errstate(all="ignore"):
-            return method(*args, **kwargs)
+            out = method(*args, **kwargs)
+        _quiet_later()
+        return out
 
     return run
+
+
+def _quiet_later():
+    """Mark the recording tapes and the graphs being traced so that their backward pass and traced kernels run with
+    NumPy's warnings off too (``GradientTape._quiet``, ``Graph.quiet``: one check per ``gradient`` call or graph run,
+    none per op): they take the methods' formulas and gradients at the same ends, where the warnings leaked."""
+    from .dispatch import current_state
+
+    state = current_state()
+    for tape in state.tapes:
+        tape._quiet = True
+    for mode in state.modes:
+        graph = getattr(mode, "graph", None)
+        if graph is not None:
+            graph.quiet = True
 
 
 __all__ = [

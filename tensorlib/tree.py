@@ -57,6 +57,18 @@ _LEAF, _NONE, _LIST, _TUPLE, _NAMEDTUPLE, _DICT, _CONSTANT, _CUSTOM = KINDS = (
     "custom",
 )
 
+
+class _Rebuilt:
+    """A constant of a TreeDef that ``unflatten`` rebuilds at each call (``rebuild()``): a mutable value, such as
+    the float0 array a traced ``tl.grad(..., allow_int=True)`` returns, that no two results may share.  A subclass
+    compares and hashes by value (TreeDefs compare their constants)."""
+
+    __slots__ = ()
+
+    def rebuild(self):
+        raise NotImplementedError
+
+
 # Registered node types: ``{type: (flatten, unflatten, names)}`` (see ``register_node``); tl.function's
 # signature keys read it too, to walk a registered argument.
 nodes: dict = {}
@@ -374,7 +386,7 @@ def _unflatten(key, leaves):
     if kind == _NONE:
         return None
     if kind == _CONSTANT:
-        return meta[1]
+        return meta[1].rebuild() if isinstance(meta[1], _Rebuilt) else meta[1]
     # A leaf child is taken in place (the common case, and the one rebuilt at every tl.function call).
     items = [next(leaves) if child is _LEAF_KEY else _unflatten(child, leaves) for child in children]
     if kind == _LIST:

@@ -17,7 +17,7 @@ from .. import dispatch
 from .. import tree
 from ..tensor import Tensor
 from .backprop import backprop
-from .tape import GradientTape, check_cotangent_kind
+from .tape import GradientTape, check_cotangent_kind, quiet
 
 
 def _as_tensor(x):
@@ -153,10 +153,20 @@ def _value_and_grads(f, argnums, has_aux, holomorphic, args, kwargs, what, allow
             "(tl.real(out) or tl.abs(out) of a complex one), pass holomorphic=True for a holomorphic f, or use tl.vjp"
         )
     found = iter(tape.gradient(out, inexact, unconnected_gradients="zero"))
-    flat = [next(found) if t.dtype.kind in "fc" else np.zeros(t.shape, _FLOAT0) for t in sources]
+    flat = [next(found) if t.dtype.kind in "fc" else _float0_zeros(t, what) for t in sources]
     grads = _split(flat, treedefs)
     g = grads[0] if _one_argnum(argnums) else tuple(grads)
     return out, g, aux
+
+
+def _float0_zeros(t: Tensor, what: str) -> np.ndarray:
+    """The float0 gradient of the integer or bool source ``t`` (allow_int=True): zeros of its shape, no data."""
+    if None in t.shape:
+        raise TypeError(
+            f"{what}: allow_int=True gives an integer argument a float0 gradient of its shape, but the shape "
+            f"{t.shape} (dtype {t.dtype}) has an unknown dim under tl.function; give it a full shape in input_signature"
+        )
+    return np.zeros(t.shape, _FLOAT0)
 
 
 def _complex_sources(sources, what) -> None:
@@ -324,7 +334,8 @@ def _vjp(f, primals, has_aux, what, integers: bool = False):
                 check_cotangent_kind(weight, o, "vjp_fn: cotangent")
                 targets.append(o)
                 weights.append(weight)
-        grads = iter(backprop(tape._nodes, targets, weights, wrt, "zero"))
+        with quiet(tape):
+            grads = iter(backprop(tape._nodes, targets, weights, wrt, "zero"))
         return tuple(_split([next(grads) if x.dtype.kind in "fc" else None for x in xs], treedefs))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
@@ -595,7 +606,8 @@ def jvp(f, primals, tangents, has_aux: bool = False):
     dummies = [math_ops.zeros_like(o) for o in live]
     with GradientTape(watch_accessed_variables=False) as outer:
         outer.watch(dummies)
-        grads = backprop(inner._nodes, live, dummies, xs, "zero")
+        with quiet(inner):
+            grads = backprop(inner._nodes, live, dummies, xs, "zero")
         total = None
         for g, t in zip(grads, ts):
             term = reduce_ops.sum(g * math_ops.cast(t, dtype=g.dtype))

@@ -5,11 +5,20 @@ from __future__ import annotations
 import contextlib
 import math
 
+import numpy as np
+
 from .. import dispatch
 from .. import dtypes as _dt
 from .. import tree
 from ..tensor import Tensor, Variable
 from .backprop import backprop
+
+
+def quiet(tape):
+    """NumPy's floating-point warnings off for ``tape``'s backward pass if it recorded tl.stats (``tape._quiet``):
+    those methods take their gradients at the support's ends on purpose (0 * inf in a branch not taken), and the
+    forward already runs quiet."""
+    return np.errstate(all="ignore") if tape._quiet else contextlib.nullcontext()
 
 
 class GradientTape:
@@ -30,6 +39,7 @@ class GradientTape:
         self._watched: set = set()
         self._variables: list = []
         self._nodes: list | None = []
+        self._quiet = False  # set by tl.stats' methods recorded on it
 
     def __enter__(self):
         if self._nodes is None:
@@ -140,7 +150,9 @@ class GradientTape:
         # Called inside its own context, a persistent tape records the gradient's ops, so that it can be
         # differentiated again (TensorFlow's rule); else it was a silent None for the second order.
         recording = self._persistent and self in dispatch.tapes
-        with contextlib.nullcontext() if recording else self.stop_recording():
+        # a tape that recorded tl.stats (GradientTape._quiet): its backward pass takes the formulas' gradients at the
+        # support's ends on purpose (0 * inf in a branch not taken), with NumPy's warnings off as the forward
+        with contextlib.nullcontext() if recording else self.stop_recording(), quiet(self):
             grads = self._watched_only(
                 flat_sources,
                 unconnected_gradients,
@@ -239,6 +251,10 @@ class GradientTape:
 
         def row(weight) -> list:
             """One row of each Jacobian: the gradients for the output cotangent ``weight``."""
+            with quiet(self):
+                return _row(weight)
+
+        def _row(weight) -> list:
             grads = self._watched_only(
                 sources, "zero", lambda watched: backprop(nodes, [target], [weight], watched, "zero")
             )

@@ -27,6 +27,8 @@ import functools
 import math
 import weakref
 
+import numpy as np
+
 from .. import dispatch, tree
 from ..ops import array as _array
 from ..ops import math as _math
@@ -592,6 +594,8 @@ class _Vmap(dispatch.Mode):
                     f"tl.vmap: {where} depends on a mapped input, but its out_axes is None; give it an axis"
                 )
             return leaf
+        if found is None and getattr(leaf, "dtype", None) is not None and leaf.dtype.names == ("float0",):
+            return self.float0_output(leaf, axis, where)
         if found is None and not isinstance(leaf, (Tensor, bool, int, float, complex)) and not hasattr(leaf, "dtype"):
             raise TypeError(
                 f"tl.vmap: {where} of {_name(fun)} is {type(leaf).__name__} {leaf!r:.40}, which cannot be stacked "
@@ -601,6 +605,20 @@ class _Vmap(dispatch.Mode):
         if not -x.ndim <= axis < x.ndim:
             raise ValueError(f"tl.vmap: out_axes {axis} is out of range for {where} (shape {x.shape[1:]} per element)")
         return x if axis % x.ndim == 0 else _array.moveaxis(x, 0, axis)
+
+    def float0_output(self, leaf, axis: int, where: str):
+        """The float0 gradient of an integer argument (``tl.grad(..., allow_int=True)``), which holds no data, with
+        the mapped axis of the batch's size inserted at ``axis`` (JAX's ``vmap`` of it)."""
+        if self.size is None:
+            raise TypeError(
+                f"tl.vmap: {where} is a float0 gradient (tl.grad's allow_int=True), whose batched shape needs the "
+                f"batch size, unknown until run time here ({self.unknown_size}); give the mapped axis a known size"
+            )
+        if not -leaf.ndim - 1 <= axis <= leaf.ndim:
+            raise ValueError(f"tl.vmap: out_axes {axis} is out of range for {where} (shape {leaf.shape} per element)")
+        shape = list(leaf.shape)
+        shape.insert(axis % (leaf.ndim + 1), self.size)
+        return np.zeros(tuple(shape), leaf.dtype)
 
 
 # ---------------------------------------------------------------- batching rules

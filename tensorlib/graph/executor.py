@@ -313,6 +313,12 @@ class Executable:
 
     def run(self, feeds, targets):
         """Raw outputs for raw ``feeds`` (inputs, then the used captures) and assignment ``targets``."""
+        if self.graph.quiet:  # a graph that calls tl.stats: NumPy's floating-point warnings off, as eager
+            with np.errstate(all="ignore"):
+                return self._run_plan(feeds, targets)
+        return self._run_plan(feeds, targets)
+
+    def _run_plan(self, feeds, targets):
         if self.fixups is None:
             return self._interpret(feeds, targets, list(dispatch.observers))
         if self._program is None:

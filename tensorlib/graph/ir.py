@@ -107,6 +107,9 @@ class Graph:
         # of the positional arguments, TreeDef of (args, kwargs))``, whose leaves are ``inputs`` in order (the
         # other values it was traced with sit in it as constants); None: flat positional inputs only.
         self.signature = None
+        # Runs under np.errstate(all="ignore"): set where the trace called tl.stats, whose formulas (and their
+        # gradients) are taken at the support's ends on purpose (log 0, 0 * inf in a branch not taken).
+        self.quiet = False
 
     # ------------------------------------------------------------ building
     def add_input(self, shape, dtype, name: str):
@@ -151,7 +154,7 @@ class Graph:
         g = Graph(self.name, self.backend)
         g.inputs, g.input_names = list(self.inputs), list(self.input_names)
         g.captures, g.constants, g.structure = list(self.captures), dict(self.constants), self.structure
-        g.signature = self.signature
+        g.signature, g.quiet = self.signature, self.quiet
         return g
 
     def constant_value(self, t):

@@ -241,6 +241,11 @@ def _encode_structure(treedef: tree.TreeDef, counter=None):
     if kind == "leaf":
         counter[0] += 1
         return {"tensor": counter[0] - 1}
+    if kind == "constant" and isinstance(treedef.meta, tree._Rebuilt):
+        raise ValueError(
+            f"graph.save: an output is a {treedef.meta!r} array (the gradient of an integer argument under "
+            "tl.grad(..., allow_int=True)), which a graph file cannot hold; return the float gradients only"
+        )
     if kind in ("none", "constant"):
         return {"const": encode(treedef.meta, "output constant")}
     if kind == "custom":  # a file never names a type to import (loading runs no code)

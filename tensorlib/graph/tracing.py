@@ -27,6 +27,7 @@ from .. import dtypes as _dtypes
 from .. import tree
 from ..backends import base as _backends
 from ..grad import registry as _grad_registry
+from ..grad.api import _FLOAT0
 from ..ops.registry import _ops
 from ..tensor import Tensor, TensorSpec, Variable, _ids, make_symbolic, scopes
 from . import executor
@@ -1481,7 +1482,7 @@ def trace_graph(fn, args, kwargs, name: str, arg_names=None, tops=None, static=N
             result = fn(*placed_args, **placed_kwargs)
     finally:
         scopes.reset(outer_scopes)
-    leaves, graph.structure = tree.flatten(result, is_constant=_output_constant)
+    leaves, graph.structure = tree.flatten(_float0_constants(result), is_constant=_output_constant)
     graph.outputs = [trace.lift(t) for t in leaves]
     trace.freeze_temporaries()
     trace.drop_unread_temporaries()
@@ -1507,12 +1508,39 @@ def _used_values(graph: Graph) -> set:
     return {t._id for n in graph.nodes for t in n.inputs} | {t._id for t in graph.outputs}
 
 
+class _Float0Zeros(tree._Rebuilt):
+    """The float0 gradient of an integer argument (``tl.grad(..., allow_int=True)``) in a traced function's result:
+    it holds no data, only its shape, so the graph's structure keeps it and each call gets a new array of it."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: tuple):
+        self.shape = shape
+
+    def rebuild(self) -> np.ndarray:
+        return np.zeros(self.shape, _FLOAT0)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Float0Zeros and other.shape == self.shape
+
+    def __hash__(self):
+        return hash((_Float0Zeros, self.shape))
+
+    def __repr__(self) -> str:
+        return f"float0{self.shape}"
+
+
+def _float0_constants(result):
+    """``result`` with each float0 array (the gradient of an integer argument) as a :class:`_Float0Zeros`."""
+    return tree.map(lambda v: _Float0Zeros(v.shape) if isinstance(v, np.ndarray) and v.dtype == _FLOAT0 else v, result)
+
+
 def _output_constant(value) -> bool:
     """Whether a leaf of a traced function's result is a Python constant (kept in the graph's structure
     and returned as it is); a leaf that is neither that nor a Tensor is an error."""
     if isinstance(value, Tensor):
         return False
-    if isinstance(value, (bool, int, float, str)):
+    if isinstance(value, (bool, int, float, str, _Float0Zeros)):
         return True
     raise TypeError(
         f"tl.function: the function returned a {type(value).__name__} ({value!r:.60}); "

@@ -275,6 +275,7 @@ def _by_order(op, n, x) -> Tensor:
     broadcasting against ``x``, one op per distinct order, selected elementwise; a Tensor whose values are unknown
     (traced, or mapped by ``tl.vmap``) is an input of the op's ``*OfOrders`` form."""
     if isinstance(n, Tensor) and n.is_symbolic:
+        n = math_ops.cast(n, _dt.int64) if n.dtype.kind == "b" else n  # SciPy's: True is order 1, False order 0
         if n.dtype.kind not in "iu":
             raise ValueError(f"{op.name}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
         return apply(_OF_ORDERS[op.name], (n, x))
@@ -300,8 +301,9 @@ def _orders(op_type, n) -> np.ndarray:
         # to a negative order): an OverflowError naming the argument, DESIGN §6.
         if too_big or np.max(orders) >= 2.0**63:
             raise OverflowError(f"{op_type}: the order n {n!r:.60} does not fit in int64")
-    if integral:
-        orders = orders.astype(np.int64)  # an integer-valued float, as SciPy and JAX take it (1.0 is order 1)
+    if integral or orders.dtype.kind == "b":
+        # An integer-valued float, as SciPy and JAX take it (1.0 is order 1); a bool, as SciPy (True is order 1).
+        orders = orders.astype(np.int64)
     if orders.dtype.kind not in "iu" or (orders.size and orders.min() < 0):
         raise ValueError(f"{op_type}: the order n must be a non-negative integer (or integer array), got {n!r:.60}")
     return orders
@@ -2375,7 +2377,7 @@ def exp1(x) -> Tensor:
 def expn(n, x) -> Tensor:
     """The generalized exponential integral ``E_n(x) = int_1^inf exp(-x t) / t**n dt`` (SciPy's ``expn``) of a
     non-negative integer order ``n`` (a Python int, or an integer array broadcasting against ``x``; an integer-valued
-    float is that integer, as for ``polygamma``); gradient in
+    float is that integer and a bool 0 or 1, as for ``polygamma``); gradient in
     ``x``: ``-E_{n-1}(x)`` (for ``n = 0``, ``-exp(-x) (x + 1) / x**2``).
 
     >>> import tensorlib as tl

@@ -116,8 +116,10 @@ def _pixel_input(input, factor, data_format: str, name: str, what: str) -> tuple
         raise ValueError(f"{name}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     x = as_tensor(input)
     r = _factor(factor, what, name)
-    if x.ndim != 4:
-        raise ValueError(f"{name}: input must be 4-D ({data_format}) {_where(x)}")
+    if x.ndim != 4:  # 3-D and more with known leading sizes come here as 4-D (see _leading_axes)
+        raise ValueError(
+            f"{name}: input must be {data_format}, with no or more leading (batch) axes of known sizes {_where(x)}"
+        )
     n, c, h, w = (x.shape[0], *x.shape[1:]) if data_format == "NCHW" else (x.shape[0], x.shape[3], *x.shape[1:3])
     return x, r, -1 if n is None else n, c, h, w
 
