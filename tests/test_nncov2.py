@@ -136,8 +136,11 @@ def test_weighted_cross_entropy_with_logits(mode):
     assert f16.dtype == np.float16  # was float32: the Python pos_weight became a float32 tensor
     with pytest.raises(ValueError, match=r"^weighted_cross_entropy_with_logits: labels shape \(2,\)"):
         tl.nn.weighted_cross_entropy_with_logits(np.ones(2), np.ones(3), 1.0)
-    with pytest.raises(TypeError, match=r"^weighted_cross_entropy_with_logits: logits must be a floating"):
-        tl.nn.weighted_cross_entropy_with_logits(np.ones(2), np.ones(2, np.int64), 1.0)
+    got = tl.nn.weighted_cross_entropy_with_logits(np.ones(2), np.array([-1, 3], np.int64), 1.0)  # DESIGN §6
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got.numpy(), np.logaddexp(0.0, -np.array([-1.0, 3.0])), rtol=1e-14)
+    with pytest.raises(TypeError, match=r"^weighted_cross_entropy_with_logits: logits must be a real tensor"):
+        tl.nn.weighted_cross_entropy_with_logits(np.ones(2), np.ones(2, np.complex128), 1.0)
 
 
 def test_weighted_cross_entropy_gradient_matches_torch():

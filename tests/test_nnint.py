@@ -181,3 +181,30 @@ def test_layers_and_vmap_with_integer_inputs():
     y = dense(np.ones((1, 3), np.float32))
     assert y.dtype == np.float32
     np.testing.assert_allclose(y.numpy(), np.logaddexp(0.0, np.ones((1, 3)) @ dense.kernel.numpy()), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_cross_entropy_losses_of_integer_logits_are_float64(dtype, mode):
+    logits = _VALUES[dtype].astype(dtype)
+    x = logits.astype(np.float64)
+    onehot = np.array([[0, 1, 0, 0], [0, 0, 0, 1]], np.int64)
+    got = run_in_mode(mode, lambda a, b: tl.nn.softmax_cross_entropy_with_logits(labels=b, logits=a), logits, onehot)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got.numpy(), -(onehot * _log_softmax(x)).sum(-1), rtol=1e-13)
+    sparse = np.array([1, 3], np.int64)
+    got = run_in_mode(
+        mode, lambda a, b: tl.nn.sparse_softmax_cross_entropy_with_logits(labels=b, logits=a), logits, sparse
+    )
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got.numpy(), -_log_softmax(x)[[0, 1], sparse], rtol=1e-13)
+    got = run_in_mode(mode, lambda a, b: tl.nn.sigmoid_cross_entropy_with_logits(labels=b, logits=a), logits, onehot)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(
+        got.numpy(), onehot * np.logaddexp(0.0, -x) + (1 - onehot) * np.logaddexp(0.0, x), rtol=1e-13, atol=1e-300
+    )
+    got = run_in_mode(mode, lambda b, a: tl.nn.weighted_cross_entropy_with_logits(b, a, 2.0), onehot, logits)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(
+        got.numpy(), (1 - onehot) * x + (1 + onehot) * np.logaddexp(0.0, -x), rtol=1e-13, atol=1e-300
+    )

@@ -312,8 +312,7 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight) -> Tensor:
     """
     name = "weighted_cross_entropy_with_logits"
     labels, logits = as_tensors(labels, logits)
-    if logits.dtype.kind != "f":
-        raise TypeError(f"{name}: logits must be a floating-point tensor, got {logits.dtype} (shape {logits.shape})")
+    logits = _float_or_float64(logits, name, "logits")  # integers and bools give float64 (DESIGN §6)
     _same_shape(labels, logits, "labels", "logits", name)
     if not isinstance(pos_weight, (int, float)) or isinstance(pos_weight, bool):
         pos_weight = as_tensors(logits, pos_weight)[1]  # a Python number stays weak: float16 logits give float16

@@ -29,6 +29,7 @@ _cross_entropy = defop(
     attrs={"axis": -1},
     infer=_cross_entropy_infer,
     promote=(0, 1),
+    float_valued=True,  # integer and bool logits (and labels) give float64: DESIGN §6
     doc="-sum(labels * log_softmax(logits)) along axis.",
 )
 
@@ -88,6 +89,7 @@ _sparse_cross_entropy = defop(
     "SparseSoftmaxCrossEntropyWithLogits",
     inputs=("logits", "labels"),
     infer=_sparse_cross_entropy_infer,
+    float_valued=True,  # integer and bool logits (and labels) give float64: DESIGN §6
     doc="-log_softmax(logits)[label] along the last axis, for integer labels.",
 )
 
@@ -148,6 +150,7 @@ _sigmoid_cross_entropy = defop(
     inputs=("logits", "labels"),
     infer=_sigmoid_cross_entropy_infer,
     promote=(0, 1),
+    float_valued=True,  # integer and bool logits (and labels) give float64: DESIGN §6
     doc="max(x, 0) - x * z + log1p(exp(-|x|)): -z log sigmoid(x) - (1 - z) log(1 - sigmoid(x)), elementwise.",
 )
 _sigmoid_cross_entropy.generic(lambda xp, x, z: xp.maximum(x, 0) - x * z + xp.log1p(xp.exp(-xp.abs(x))))
