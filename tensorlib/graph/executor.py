@@ -59,6 +59,8 @@ class Executable:
 
     def __init__(self, graph: Graph):
         self.graph = graph
+        if graph.quiet:
+            self.run = self._run_quiet
         names = graph.value_names()
         self.local = {k: "v" + v[1:] for k, v in names.items()}
         used = {t._id for n in graph.nodes for t in n.inputs} | {t._id for t in graph.outputs}
@@ -311,14 +313,14 @@ class Executable:
         self._pool_ids = frozenset(id(buffer) for buffer in self._buffers)
         return pooled
 
+    def _run_quiet(self, feeds, targets):
+        """:meth:`run` with NumPy's floating-point warnings off, as eager: the ``run`` of a graph that calls
+        tl.stats (``Graph.quiet``), chosen once in ``__init__`` so that other graphs' runs pay nothing for it."""
+        with np.errstate(all="ignore"):
+            return Executable.run(self, feeds, targets)
+
     def run(self, feeds, targets):
         """Raw outputs for raw ``feeds`` (inputs, then the used captures) and assignment ``targets``."""
-        if self.graph.quiet:  # a graph that calls tl.stats: NumPy's floating-point warnings off, as eager
-            with np.errstate(all="ignore"):
-                return self._run_plan(feeds, targets)
-        return self._run_plan(feeds, targets)
-
-    def _run_plan(self, feeds, targets):
         if self.fixups is None:
             return self._interpret(feeds, targets, list(dispatch.observers))
         if self._program is None:
