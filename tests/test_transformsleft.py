@@ -16,21 +16,35 @@ from _helpers import central_differences
 P = tl.checkpoint_policies
 _RUNS = {"n": 0}
 
-_counted = tl.ops.defop(
-    "TransformsleftCountedTanh",
-    inputs=("x",),
-    infer=lambda x: tl.TensorSpec(x.shape, x.dtype),
-    doc="tanh whose kernel counts its runs (tests/test_transformsleft.py).",
-)
+_COUNTED = {}  # the op below, defined for this module only
 
 
-@_counted.kernel("numpy")
-def _counted_kernel(x):
-    _RUNS["n"] += 1
-    return np.tanh(x)
+@pytest.fixture(autouse=True, scope="module")
+def _counted_tanh():
+    # Registered for this module only (a NumPy-only op would otherwise show in every later registry listing).
+    with tl.testing.isolated_registries():
+        op = tl.ops.defop(
+            "TransformsleftCountedTanh",
+            inputs=("x",),
+            infer=lambda x: tl.TensorSpec(x.shape, x.dtype),
+            doc="tanh whose kernel counts its runs (tests/test_transformsleft.py).",
+        )
+
+        @op.kernel("numpy")
+        def _counted_kernel(x):
+            _RUNS["n"] += 1
+            return np.tanh(x)
+
+        tl.grad.register_gradient(
+            "TransformsleftCountedTanh", lambda node, g: g * (1.0 - node.outputs[0] * node.outputs[0])
+        )
+        _COUNTED["op"] = op
+        yield
+        _COUNTED.clear()
 
 
-tl.grad.register_gradient("TransformsleftCountedTanh", lambda node, g: g * (1.0 - node.outputs[0] * node.outputs[0]))
+def _counted(x):
+    return _COUNTED["op"](x)
 
 
 def _block(x, w):
