@@ -1387,6 +1387,17 @@ _RULES["MatrixDeterminantDerivative"] = _batched_matrices(cores=(2, 3))  # the m
 _RULES["LuPivotsToPermutation"] = _batched_matrices(least=1)
 _RULES["MatrixDiagPart"] = _batched_matrices(axis_attrs=("axis1", "axis2"))
 _RULES["MatrixSetDiag"] = _batched_matrices(least=1, axis_attrs=("axis1", "axis2"), cores=(1, 2))
+
+
+def _filtered_along_the_last_axis(mode, op, inputs, physical, batched, attrs, specs):
+    """AllPoleFilter and FirFilter (ops/iir.py): a mapped signal keeps its last axis last, so the op runs once on
+    the whole batch; mapped coefficients (one filter per element) fall back to one run per element."""
+    if batched[0]:
+        return None
+    return dispatch.apply(op, tuple(physical), attrs)
+
+
+_RULES["AllPoleFilter"] = _RULES["FirFilter"] = _filtered_along_the_last_axis
 _DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}
 
 

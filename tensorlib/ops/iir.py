@@ -30,7 +30,6 @@ import math
 import numpy as np
 
 from ..dispatch import apply
-from ..grad import vmap as _vmap
 from ..grad.registry import register_gradient
 from .registry import defop, spec
 
@@ -199,15 +198,3 @@ def _fir_b_grad(node, g):
 
 
 register_gradient("FirFilter", b=_fir_b_grad, x=_fir_x_grad)
-
-
-def _batched_filter(mode, op, inputs, physical, batched, attrs, specs):
-    """``tl.vmap``'s rule: a mapped signal keeps its last axis last, so the op runs once on the whole batch;
-    mapped coefficients (one filter per element) fall back to one run per element."""
-    if batched[0]:
-        return None
-    return apply(op, tuple(physical), attrs)
-
-
-_vmap.add_batching_rule("AllPoleFilter", _batched_filter)
-_vmap.add_batching_rule("FirFilter", _batched_filter)
