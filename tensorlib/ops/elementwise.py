@@ -945,8 +945,8 @@ def log10(x) -> Tensor:
     """Base-10 logarithm.
 
     >>> import tensorlib as tl
-    >>> tl.log10(tl.tensor([10.0, 1000.0])).numpy().tolist()
-    [1.0, 3.000000238418579]
+    >>> tl.log10(tl.tensor([10.0, 1000.0])).numpy().round(6).tolist()  # (float32: the last bit depends on the CPU)
+    [1.0, 3.0]
     """
     return apply(_log10, (x,))
 
