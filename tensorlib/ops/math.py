@@ -13,7 +13,7 @@ from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..dispatch import apply
 from ..grad.registry import not_differentiable, register_gradient
-from ..tensor import Tensor
+from ..tensor import Tensor, Variable
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
 
@@ -483,6 +483,13 @@ def negative(x) -> Tensor:
 
 def identity(x) -> Tensor:
     return apply(_identity, (x,))
+
+
+def unaliased(x):
+    """``x`` returned by a function that has nothing to do to it: a Tensor as it is (values are immutable), a
+    Variable's current value as a new Tensor (what ``read_value`` gives), so that the result neither follows a
+    later ``assign`` nor is the Variable an ``assign`` on it would change.  Anything else as it is."""
+    return apply(_identity, (x,)) if isinstance(x, Variable) else x
 
 
 _stop = defop(

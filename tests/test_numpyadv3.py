@@ -1,0 +1,70 @@
+"""The NumPy surface tried as an adversary, third round: NumPy 2 itself is the reference.
+
+A function that has nothing to do to its input (``atleast_1d`` of a vector, ``diff(a, n=0)``, ``asarray`` of a
+Tensor, a one-block ``block``) used to return that input object; for a Variable that result was the Variable,
+so a later ``assign`` changed a returned value (and an ``assign`` on the result changed the caller's Variable).
+"""
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+# Each: (name, call on the Variable, NumPy's answer for the value the Variable had).
+_NOTHING_TO_DO = [
+    ("asarray", lambda v: tl.asarray(v), lambda a: np.asarray(a)),
+    ("asarray copy=True", lambda v: tl.asarray(v, copy=True), lambda a: np.asarray(a, copy=True)),
+    ("atleast_1d", lambda v: tl.atleast_1d(v), np.atleast_1d),
+    ("atleast_2d", lambda v: tl.atleast_2d(v), np.atleast_2d),
+    ("atleast_3d", lambda v: tl.atleast_3d(v), np.atleast_3d),
+    ("atleast_1d of two", lambda v: tl.atleast_1d(v, v)[1], lambda a: np.atleast_1d(a, a)[1]),
+    ("block", lambda v: tl.block(v), np.block),
+    ("block of one", lambda v: tl.block([v]), lambda a: np.block([a])),
+    ("broadcast_arrays", lambda v: tl.broadcast_arrays(v)[0], lambda a: np.broadcast_arrays(a)[0]),
+    ("broadcast_arrays of two", lambda v: tl.broadcast_arrays(v, 1.0)[0], lambda a: np.broadcast_arrays(a, 1.0)[0]),
+    ("diff n=0", lambda v: tl.diff(v, n=0), lambda a: np.diff(a, n=0)),
+    ("rollaxis in place", lambda v: tl.rollaxis(v, 0), lambda a: np.rollaxis(a, 0)),
+    (
+        "polyder m=0",
+        lambda v: tl.polyder(v[0] if v.ndim > 1 else v, 0),
+        lambda a: np.polyder(a[0] if a.ndim > 1 else a, 0),
+    ),
+    (
+        "polyint m=0",
+        lambda v: tl.polyint(v[0] if v.ndim > 1 else v, 0),
+        lambda a: np.polyint(a[0] if a.ndim > 1 else a, 0),
+    ),
+    ("nn.identity", lambda v: tl.nn.identity(v), lambda a: a),
+]
+
+
+def _values(name):
+    """Polynomials are vectors; the other functions also get a matrix and a 3-d value."""
+    vector = np.arange(1.0, 5.0)
+    return [vector] if name.startswith("poly") else [vector, np.arange(6.0).reshape(2, 3), np.ones((2, 1, 3))]
+
+
+@pytest.mark.parametrize(
+    "name, ours, numpys, value",
+    [(*case, value) for case in _NOTHING_TO_DO for value in _values(case[0])],
+    ids=[f"{case[0]}-{value.ndim}d" for case in _NOTHING_TO_DO for value in _values(case[0])],
+)
+def test_a_variable_passed_through_unchanged_gives_its_value_not_itself(name, ours, numpys, value):
+    v = tl.Variable(value.copy())
+    result = ours(v)
+    want = numpys(value.copy())
+    assert result is not v and not isinstance(result, tl.Variable), name
+    v.assign(np.full(value.shape, -7.0))
+    got = np.asarray(result)
+    assert got.shape == want.shape and got.dtype == want.dtype, (name, got.shape, got.dtype, want.shape, want.dtype)
+    np.testing.assert_array_equal(got, want, err_msg=f"{name}: the result followed the Variable's assign")
+
+
+@pytest.mark.parametrize("name, ours, numpys", _NOTHING_TO_DO, ids=[c[0] for c in _NOTHING_TO_DO])
+def test_the_value_of_a_variable_passed_through_keeps_its_gradient(name, ours, numpys):
+    value = _values(name)[-1]
+    v = tl.Variable(value.copy())
+    with tl.GradientTape() as tape:
+        y = tl.sum(ours(v) * 2.0)
+    # each function reads every element once, unchanged: d/dv of 2 * sum(f(v)) is 2 everywhere
+    np.testing.assert_array_equal(np.asarray(tape.gradient(y, v)), np.full(value.shape, 2.0), err_msg=name)
