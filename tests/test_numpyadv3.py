@@ -68,3 +68,26 @@ def test_the_value_of_a_variable_passed_through_keeps_its_gradient(name, ours, n
         y = tl.sum(ours(v) * 2.0)
     # each function reads every element once, unchanged: d/dv of 2 * sum(f(v)) is 2 everywhere
     np.testing.assert_array_equal(np.asarray(tape.gradient(y, v)), np.full(value.shape, 2.0), err_msg=name)
+
+
+# clip with one bound None: the missing bound was the extreme of x's dtype, not of the result's dtype, so a
+# bound of a higher kind (a float next to ints, an int next to bools) was cut back to x's range.
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_, np.float16, np.float32])
+@pytest.mark.parametrize(
+    "lo, hi", [(1e10, None), (None, -1e10), (2.5, None), (None, -2.5), (2, None), (None, 0), (np.float64(2.5), None)]
+)
+def test_clip_with_one_bound_matches_numpy(dtype, lo, hi):
+    x = (np.arange(6) - 2).astype(dtype)
+    want = np.clip(x, lo, hi)
+    got = tl.clip(x, lo, hi)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
+    traced = tl.function(lambda t: tl.clip(t, lo, hi))(x)
+    np.testing.assert_array_equal(traced.numpy(), want)
+
+
+def test_clip_with_one_bound_keeps_the_gradient_of_x_inside():
+    x = np.array([-2.0, 0.5, 3.0])
+    for lo, hi, inside in [(0.0, None, [0.0, 1.0, 1.0]), (None, 1.0, [1.0, 1.0, 0.0])]:
+        grad = tl.grad(lambda t: tl.sum(tl.clip(t, lo, hi)))(x)
+        np.testing.assert_array_equal(grad.numpy(), inside)

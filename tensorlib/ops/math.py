@@ -714,10 +714,19 @@ def clip(x, clip_value_min, clip_value_max) -> Tensor:
         x = dispatch.as_tensor(x)
         if clip_value_min is None and clip_value_max is None:
             return identity(x)
-        lowest, highest = _unbounded(x.dtype)
+        # No bound: one that clips nothing in the dtype x and the given bound promote to (int32 x clipped
+        # below by 1e10 is float64; an int32 ceiling would make every element 2**31 - 1).
+        lowest, highest = _unbounded(_clip_dtype(x, clip_value_max if clip_value_min is None else clip_value_min))
         clip_value_min = lowest if clip_value_min is None else clip_value_min
         clip_value_max = highest if clip_value_max is None else clip_value_max
     return apply(_clip, (x, clip_value_min, clip_value_max))
+
+
+def _clip_dtype(x: Tensor, bound) -> np.dtype:
+    """The dtype ``clip`` gives for ``x`` and one bound: a Python number is weak, anything else promotes."""
+    if isinstance(bound, (bool, int, float, complex)) and not isinstance(bound, np.generic):
+        return _dt.weak_scalar_dtype(bound, x.dtype)
+    return _dt.promote_types(x.dtype, dispatch.as_tensors(x, bound)[1].dtype)
 
 
 def _unbounded(dtype):
