@@ -1,5 +1,7 @@
 """The NumPy surface tried as an adversary, third round: NumPy 2 itself is the reference.
 
+Also ``clip`` with one bound None, and ``pad`` of bool arrays (NumPy stores each pad value: nonzero is True).
+
 A function that has nothing to do to its input (``atleast_1d`` of a vector, ``diff(a, n=0)``, ``asarray`` of a
 Tensor, a one-block ``block``) used to return that input object; for a Variable that result was the Variable,
 so a later ``assign`` changed a returned value (and an ``assign`` on the result changed the caller's Variable).
@@ -7,6 +9,8 @@ so a later ``assign`` changed a returned value (and an ``assign`` on the result 
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorlib as tl
 
@@ -91,3 +95,52 @@ def test_clip_with_one_bound_keeps_the_gradient_of_x_inside():
     for lo, hi, inside in [(0.0, None, [0.0, 1.0, 1.0]), (None, 1.0, [1.0, 1.0, 0.0])]:
         grad = tl.grad(lambda t: tl.sum(tl.clip(t, lo, hi)))(x)
         np.testing.assert_array_equal(grad.numpy(), inside)
+
+
+# np.pad of a bool array stores each computed pad value into a bool array: nonzero is True.  tl.pad rounded
+# (mean), floored (linear_ramp) or kept the int64 arithmetic (reflect_type='odd', whose result became int64).
+@pytest.mark.parametrize(
+    "mode, kwargs",
+    [
+        ("mean", {}),
+        ("mean", {"stat_length": 2}),
+        ("median", {}),
+        ("linear_ramp", {}),
+        ("linear_ramp", {"end_values": 5}),
+        ("reflect", {"reflect_type": "odd"}),
+        ("symmetric", {"reflect_type": "odd"}),
+    ],
+)
+@pytest.mark.parametrize("x", [np.array([True, False, False]), np.array([[False, True], [False, False]])])
+def test_pad_of_bools_stores_as_numpy(mode, kwargs, x):
+    want = np.pad(x, 4, mode=mode, **kwargs)
+    got = tl.pad(x, 4, mode=mode, **kwargs)
+    assert got.dtype == want.dtype == np.bool_
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+_PAD_MODES = ["constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "maximum", "minimum", "mean", "median"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple),
+    dtype=st.sampled_from([np.float64, np.float32, np.int64, np.int32, np.bool_, np.complex128]),
+    mode=st.sampled_from(_PAD_MODES),
+    odd=st.booleans(),
+    data=st.data(),
+)
+def test_pad_matches_numpy(shape, dtype, mode, odd, data):
+    seed = data.draw(st.integers(0, 2**16))
+    values = np.random.default_rng(seed).standard_normal(shape) * 4
+    x = (values > 0) if dtype is np.bool_ else values.astype(dtype)
+    widths = data.draw(
+        st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=len(shape), max_size=len(shape))
+    )
+    kwargs = {"reflect_type": "odd"} if odd and mode in ("reflect", "symmetric") else {}
+    if mode in ("maximum", "minimum", "mean", "median") and odd:
+        kwargs["stat_length"] = data.draw(st.integers(1, 3))
+    want = np.pad(x, widths, mode=mode, **kwargs)
+    got = tl.pad(x, widths, mode=mode, **kwargs)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-12)
