@@ -343,7 +343,7 @@ def identity(x) -> Tensor:
     >>> tl.nn.identity(tl.tensor([-1.0, 2.0])).numpy().tolist()
     [-1.0, 2.0]
     """
-    return as_tensor(x)
+    return math_ops.unaliased(as_tensor(x))
 
 
 @_op_type(None, tensors=("x",))
