@@ -70,11 +70,11 @@ def _nesting(what_a, a, what_b, b, kinds_a=(), kinds_b=()) -> str:
     whose ``(shape, dtype)`` in ``kinds_a`` differs from ``kinds_b`` (in a big tree, counting is no way to find it)."""
     if a != b:
         return f" (the nesting differs: {what_a} {a!r}, {what_b} {b!r})"
-    if len(kinds_a) < 2:
-        return ""  # the lists drawn say it all
     for path, ka, kb in zip(tree._paths(a._key, (), []), kinds_a, kinds_b):
         if ka != kb:
             where = "".join(f"[{k!r}]" for k in path)
+            if not where:
+                return ""  # one bare leaf: the lists drawn say it all
             return f" (first difference at {where}: {ka[1]}{list(ka[0])} vs {kb[1]}{list(kb[0])})"
     return ""
 

@@ -104,7 +104,7 @@ def broadcast_arrays(*args) -> tuple:
             + ", ".join(f"{_shape_of(t)} ({t.dtype})" for t in ts)
             + " cannot be broadcast together"
         ) from None
-    return tuple(t if _shape_of(t) == shape else _full_broadcast(t, shape, ts) for t in ts)
+    return tuple(math_ops.unaliased(t) if _shape_of(t) == shape else _full_broadcast(t, shape, ts) for t in ts)
 
 
 # ------------------------------------------------------------------ ranges
@@ -424,7 +424,7 @@ def rollaxis(a, axis: int, start: int = 0) -> Tensor:
     if axis < start:
         start -= 1
     if axis == start:
-        return a
+        return math_ops.unaliased(a)
     return moveaxis(a, axis, start)
 
 
@@ -460,7 +460,7 @@ def block(arrays) -> Tensor:
 
     def assemble(a, level):
         if not isinstance(a, list):
-            t = as_tensor(a)
+            t = math_ops.unaliased(as_tensor(a))
             return (
                 shape_ops.reshape(t, (1,) * (ndim - t.ndim) + _shape_of(t))
                 if t.ndim < ndim and None not in t.shape
