@@ -6,6 +6,9 @@ What it attacks, and against which references:
   reference: the path the caller wrote);
 - saving a graph whose branch or loop body holds what a file cannot (a custom gradient's Python function): the error
   names the node holding the subgraph, and nothing is written;
+- the cache: a graph traced where new tensors are made on one backend is not run inside a ``with tl.backend(...)``
+  block of another (eager, which makes them on the block's backend, is the reference; tf.function's cache key holds
+  the device scope);
 """
 
 import numpy as np
@@ -78,3 +81,29 @@ def test_an_unsavable_node_inside_a_body_is_named_with_the_node_holding_it(tmp_p
     ):
         f.save(tmp_path / "g.json", np.ones(3), np.array(True))
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_graph_is_keyed_by_the_backend_new_tensors_are_made_on():
+    # Before: a tl.function traced outside `with tl.backend(...)` ran its NumPy graph inside the block (and the
+    # other way round), returning NumPy tensors where eager makes the block's (tf.function keys on the device scope).
+    pytest.importorskip("array_api_strict")
+    made = tl.function(lambda: tl.ones(3) * 2.0)
+    assert made().backend.name == "numpy"
+    with tl.backend("array_api_strict"):
+        eager = tl.ones(3) * 2.0
+        traced = made()
+        again = made()
+    assert eager.backend.name == traced.backend.name == again.backend.name == "array_api_strict"
+    np.testing.assert_array_equal(np.asarray(traced.numpy()), [2.0, 2.0, 2.0])
+    assert made().backend.name == "numpy"
+    assert made.trace_count == 2  # one graph per backend, each reused
+    assert made.retrace_reasons[1] == "tl.backend: 'numpy' -> 'array_api_strict'"
+
+
+def test_an_input_signature_graph_is_keyed_by_the_backend_too():
+    pytest.importorskip("array_api_strict")
+    double = tl.function(lambda x: x * 2.0, input_signature=[tl.TensorSpec((None,), "float64")])
+    assert double(np.ones(2)).backend.name == "numpy"
+    with tl.backend("array_api_strict"):
+        assert double(np.ones(2)).backend.name == (tl.tensor(np.ones(2)) * 2.0).backend.name == "array_api_strict"
+    assert double(np.ones(3)).backend.name == "numpy"
