@@ -920,7 +920,7 @@ def _known_values(given, t: Tensor):
     if isinstance(given, (np.ndarray, np.generic, list, tuple)):
         try:
             values = np.asarray(given)
-        except Exception:  # a list holding traced tensors
+        except (TypeError, ValueError):  # a list holding traced tensors
             return None
         return values if values.dtype.kind in "biuf" else None
     return None
@@ -1177,7 +1177,10 @@ def _sections(sos, who: str) -> Tensor:
 
 
 def _sosfilt_last(sos, x, zi=None):
-    """:func:`sosfilt` along the last axis of ``x``; ``zi`` ``(n_sections, ..., 2)``."""
+    """:func:`sosfilt` along the last axis of ``x``; ``zi`` ``(n_sections, ..., 2)``.  From rest one op,
+    ``SosFilter``; with a state (and so the final state) :func:`lfilter` once per section."""
+    if zi is None:
+        return _iir.sos_filter(sos, x)
     states = []
     for section in range(sos.shape[0]):
         b, a = sos[section, :3], sos[section, 3:]
@@ -1241,6 +1244,20 @@ def sosfilt_zi(sos) -> Tensor:
     return _shape.stack(states)
 
 
+def _sosfilt_zi_numpy(values, dtype) -> np.ndarray:
+    """:func:`sosfilt_zi` of known ``values`` (``(n_sections, 6)``, ``a0 == 1``) in NumPy: per section the
+    :func:`lfilter_zi` system ``(I - companion(a)^T) zi = b[1:] - a[1:] b[0]``, scaled by the DC gain before it."""
+    values = np.asarray(values, dtype=np.float64).reshape(-1, 6)
+    states, scale = [], 1.0
+    for b, a in zip(values[:, :3], values[:, 3:]):
+        b, a = b / a[0], a / a[0]
+        matrix = np.eye(2) - np.eye(2, k=1)
+        matrix[:, 0] += a[1:]
+        states.append(scale * np.linalg.solve(matrix, b[1:] - a[1:] * b[0]))
+        scale = scale * b.sum() / a.sum()
+    return np.asarray(states).astype(dtype)
+
+
 def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None) -> Tensor:
     """Zero-phase filtering with second-order sections (``scipy.signal.sosfiltfilt``): as :func:`filtfilt`, the
     default ``padlen`` ``3 * (2 n_sections + 1 - z)``, ``z`` the fewer of the sections with ``b2 == 0`` and with
@@ -1269,9 +1286,13 @@ def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None
         values = np.reshape(values, (-1, 6))
         taps -= int(min(np.sum(values[:, 2] == 0), np.sum(values[:, 5] == 0)))
     edge, ext = _extended(x, ax, padtype, padlen, taps, who)
-    zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
+    if isinstance(given, Tensor):
+        zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
+    else:  # a constant (no gradient reaches it): its steady states in NumPy, not ~25 ops a section
+        zi = _creation.tensor(_sosfilt_zi_numpy(_known_values(given, sos), sos.dtype), backend=sos.backend)
     zi = _shape.reshape(zi, (zi.shape[0],) + (1,) * (x.ndim - 1) + (2,))
-    return _zero_phase(lambda signal, start: _sosfilt_last(sos, signal, zi * start)[0], ext, ax, edge)
+    # each pass one op, SosFilterFrom (the states broadcast to the signal's leading axes)
+    return _zero_phase(lambda signal, start: _iir.sos_filter(sos, signal, zi * start), ext, ax, edge)
 
 
 # ---------------------------------------------------------------- resampling (scipy.signal's)

@@ -90,7 +90,7 @@ def test_complex_gradients_against_central_differences(name):
         "sosfilt": lambda x: tl.signal.sosfilt(SOS, x),
         "sosfiltfilt": lambda x: tl.signal.sosfiltfilt(SOS, x, padlen=4),
     }[name]
-    loss = lambda x: tl.real(tl.sum(u * run(x)))  # noqa: E731
+    loss = lambda x: tl.real(tl.sum(u * run(x)))
     got = tl.grad(loss)(x).numpy()
     want = _central_gradient(lambda x: float(loss(x).numpy()), x)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
@@ -125,3 +125,107 @@ def test_sosfiltfilt_traced_with_numpy_sections_takes_the_default_padlen():
     np.testing.assert_allclose(traced(x).numpy(), references.sosfiltfilt(SOS, x), rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match=r"^sosfiltfilt: the default padlen depends on sos's values"):
         tl.function(lambda s, x: tl.signal.sosfiltfilt(s, x))(SOS, x)
+
+
+# ---------------------------------------------------------------- SosFilter / SosFilterFrom: one op per pass
+def _sections(count, seed, a0=1.0):
+    """``count`` stable sections (complex pole pairs inside 0.85) with random numerators."""
+    rng = np.random.default_rng(seed)
+    radius, angle = rng.uniform(0.3, 0.85, count), rng.uniform(0.2, 2.8, count)
+    a = np.stack([np.ones(count), -2 * radius * np.cos(angle), radius**2], 1)
+    return np.concatenate([rng.uniform(-1, 1, (count, 3)), a * a0], 1)
+
+
+def _per_section(sos, x, zi=None):
+    """SciPy's transposed direct form II, section by section, in NumPy: a0 y[n] = sum b x - sum_{k>0} a y
+    (the state zi entering as a0 zi at the first two samples, tl.signal.lfilter's convention)."""
+    for s, (b0, b1, b2, a0, a1, a2) in enumerate(sos):
+        y = np.zeros_like(x)
+        n = x.shape[-1]
+        for i in range(n):
+            acc = b0 * x[..., i] + (b1 * x[..., i - 1] if i >= 1 else 0) + (b2 * x[..., i - 2] if i >= 2 else 0)
+            acc = acc - (a1 * y[..., i - 1] if i >= 1 else 0) - (a2 * y[..., i - 2] if i >= 2 else 0)
+            if zi is not None and i < 2:
+                acc = acc + a0 * zi[s][..., i]
+            y[..., i] = acc / a0
+        x = y
+    return x
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 17])
+@pytest.mark.parametrize("with_scipy", [True, False])
+def test_sos_filter_op_against_a_direct_form_transcription(n, with_scipy, monkeypatch):
+    from tensorlib.ops import iir
+
+    if not with_scipy:
+        monkeypatch.setattr(iir, "_scipy_sosfilt", lambda: None)
+        monkeypatch.setattr(iir, "_scipy_lfilter", lambda: None)
+    rng = np.random.default_rng(n)
+    sos, x, zi = _sections(3, n), rng.standard_normal((2, n)), rng.standard_normal((3, 2, 2))
+    np.testing.assert_allclose(iir.sos_filter(tl.tensor(sos), tl.tensor(x)).numpy(), _per_section(sos, x), atol=1e-12)
+    got = iir.sos_filter(tl.tensor(sos), tl.tensor(x), tl.tensor(zi)).numpy()
+    np.testing.assert_allclose(got, _per_section(sos, x, zi), atol=1e-12)
+    scaled = _sections(2, n, a0=2.0)  # a0 != 1 (only reachable traced): the generic kernel's own loop
+    got = iir.sos_filter(tl.tensor(scaled), tl.tensor(x), tl.tensor(zi[:2])).numpy()
+    np.testing.assert_allclose(got, _per_section(scaled, x, zi[:2]), atol=1e-12)
+    assert iir.sos_filter(tl.tensor(sos.astype(np.float32)), tl.tensor(x.astype(np.float32))).dtype == np.float32
+
+
+@pytest.mark.parametrize("a0", [1.0, 1.5])
+def test_sos_filter_op_gradients_by_central_differences(a0):
+    from tensorlib.ops import iir
+
+    rng = np.random.default_rng(9)
+    sos, x, zi = _sections(2, 10, a0), rng.standard_normal((2, 7)), rng.standard_normal((2, 2, 2))
+    check_grads(lambda s, x: iir.sos_filter(s, x), (sos, x), order=2, modes=("rev",))
+    check_grads(lambda s, x, z: iir.sos_filter(s, x, z), (sos, x, zi), order=2, modes=("rev",))
+    check_grads(lambda s, x, z: iir.sos_filter(s, x, z), (sos, x[:, :1], zi), order=1, modes=("rev",))
+
+
+def test_sosfiltfilt_gradient_in_sos_and_x_by_central_differences():
+    rng = np.random.default_rng(11)
+    sos, x = _sections(2, 12), rng.standard_normal((2, 20))
+    keep = np.ones(6)
+    keep[3] = 0.0  # a0 stays 1 (SciPy refuses others): its derivative is zero here
+
+    def run(s, x):
+        return tl.signal.sosfiltfilt(s * keep + (1 - keep), x, padlen=5)
+
+    check_grads(run, (sos, x), order=1, modes=("rev",))
+    zi = rng.standard_normal((2, 2, 2))
+    check_grads(lambda s, x, z: tl.signal.sosfilt(s * keep + (1 - keep), x, zi=z)[0], (sos, x, zi), modes=("rev",))
+
+
+def test_sosfiltfilt_runs_one_op_per_pass(monkeypatch):
+    from tensorlib.ops import iir
+
+    calls = []
+    kernel = iir._sos_from.kernels["numpy"]
+    monkeypatch.setitem(iir._sos_from.kernels, "numpy", lambda *a: calls.append(1) or kernel(*a))
+    sos, x = _sections(4, 13), np.random.default_rng(13).standard_normal((3, 60))
+    np.testing.assert_allclose(tl.signal.sosfiltfilt(sos, x).numpy(), references.sosfiltfilt(sos, x), atol=1e-10)
+    assert len(calls) == 2  # forward and backward, all sections in each
+
+
+def test_sos_ops_traced_and_mapped():
+    sos, x = _sections(3, 14), np.random.default_rng(14).standard_normal((4, 30))
+    want = references.sosfiltfilt(sos, x)
+    np.testing.assert_allclose(tl.function(lambda x: tl.signal.sosfiltfilt(sos, x))(x).numpy(), want, atol=1e-10)
+    traced = tl.function(lambda s, x: tl.signal.sosfiltfilt(s, x, padlen=9))
+    np.testing.assert_allclose(traced(sos, x).numpy(), references.sosfiltfilt(sos, x, padlen=9), atol=1e-10)
+    np.testing.assert_allclose(tl.vmap(lambda x: tl.signal.sosfiltfilt(sos, x))(x).numpy(), want, atol=1e-10)
+    np.testing.assert_allclose(tl.vmap(lambda x: tl.signal.sosfilt(sos, x))(x).numpy(), references.sosfilt(sos, x))
+    many = np.stack([sos, _sections(3, 15)])  # one filter per element: mapped sections
+    got = tl.vmap(lambda s, x: tl.signal.sosfiltfilt(s, x, padlen=9))(many, x[:2]).numpy()
+    want_each = [references.sosfiltfilt(s, xi, padlen=9) for s, xi in zip(many, x[:2])]
+    np.testing.assert_allclose(got, want_each, atol=1e-10)
+    from tensorlib.ops import iir
+
+    zi = np.random.default_rng(16).standard_normal((3, 4, 2))
+    want = _per_section(sos, x, zi)
+    for axes, args in (((0, 1), (x, zi)), ((0, None), (x, zi[:, 0]))):
+        got = tl.vmap(lambda x, z: iir.sos_filter(tl.tensor(sos), x, z), in_axes=axes)(*args).numpy()
+        np.testing.assert_allclose(got, want if axes[1] is not None else _per_section(sos, x, np.repeat(zi[:, :1], 4, 1)),
+                                   atol=1e-12)  # fmt: skip
+    grad = tl.grad(lambda x: tl.sum(tl.signal.sosfiltfilt(sos, x) ** 2))
+    np.testing.assert_allclose(tl.vmap(grad)(x).numpy(), np.stack([grad(xi).numpy() for xi in x]), atol=1e-10)

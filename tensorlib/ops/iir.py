@@ -198,3 +198,138 @@ def _fir_b_grad(node, g):
 
 
 register_gradient("FirFilter", b=_fir_b_grad, x=_fir_x_grad)
+
+
+# ---------------------------------------------------------------- second-order sections, one op per pass
+def _sections_infer(with_state: bool):
+    def infer(sos, x, zi=None):
+        given = (sos, x) if zi is None else (sos, x, zi)
+        if sos.dtype.kind != "f" or any(t.dtype != sos.dtype for t in given):
+            raise TypeError(
+                "expected sos, x" + ("" if zi is None else " and zi")
+                + f" of one floating dtype, got {', '.join(str(t.dtype) for t in given)}"
+            )  # fmt: skip
+        if len(sos.shape) != 2 or sos.shape[1] != 6 or sos.shape[0] in (None, 0):
+            raise ValueError(f"sos must have shape (n_sections, 6), n_sections known, got {tuple(sos.shape)}")
+        if len(x.shape) == 0:
+            raise ValueError("x must have at least one axis, got a scalar")
+        if zi is not None:
+            want = (sos.shape[0], *x.shape[:-1], 2)
+            if len(zi.shape) != len(want) or any(
+                g is not None and w is not None and g != w for g, w in zip(zi.shape, want)
+            ):
+                raise ValueError(f"zi must have shape {want} (sos shape {tuple(sos.shape)}, x shape {tuple(x.shape)}), "
+                                 f"got {tuple(zi.shape)}")  # fmt: skip
+        return spec(x.shape, x.dtype)
+
+    return infer
+
+
+_sos = defop(
+    "SosFilter",
+    inputs=("sos", "x"),
+    infer=_sections_infer(False),
+    doc="x along its last axis through the cascade of second-order sections sos (rows b0 b1 b2 a0 a1 a2), from rest.",
+)
+_sos_from = defop(
+    "SosFilterFrom",
+    inputs=("sos", "x", "zi"),
+    infer=_sections_infer(True),
+    doc="x along its last axis through the second-order sections sos from the initial states zi "
+    "((n_sections, ..., 2), SciPy's sosfilt): the output only.",
+)
+
+
+def _scipy_sosfilt():
+    try:
+        from scipy.signal import sosfilt
+    except ImportError:
+        return None
+    return sosfilt
+
+
+def _sos_numpy(sos, x, zi=None):
+    sosfilt = _scipy_sosfilt()
+    if sosfilt is None or not _scipy_runs(x) or not np.all(sos[:, 3] == 1):
+        return _sos_kernel(np, sos, x, zi)
+    if zi is None:
+        return sosfilt(sos, x, axis=-1)
+    return sosfilt(sos, x, axis=-1, zi=zi)[0]
+
+
+def _sos_kernel(xp, sos, x, zi=None):
+    """Section by section, each as ``lfilter``'s two kernels, a section's state added to the first two samples of
+    its numerator's output (scaled by ``a0``, as ``tl.signal.lfilter`` writes it)."""
+    for s in range(sos.shape[0]):
+        v = _fir_kernel(xp, sos[s, :3], x)
+        if zi is not None:
+            m = min(2, x.shape[-1])
+            v[..., :m] += sos[s, 3] * zi[s, ..., :m]
+        x = _all_pole_kernel(xp, sos[s, 3:], v)
+    return x
+
+
+_sos.kernel("numpy")(lambda sos, x: _sos_numpy(sos, x))
+_sos.generic(lambda xp, sos, x: _sos_kernel(xp, sos, x))
+_sos_from.kernel("numpy")(_sos_numpy)
+_sos_from.generic(_sos_kernel)
+
+
+def sos_filter(sos, x, zi=None):
+    """``x`` (last axis) through the sections ``sos`` (``(n_sections, 6)``, one float dtype with ``x``) from
+    rest, or from the states ``zi`` (``(n_sections, *x.shape[:-1], 2)``, SciPy's): one op, for
+    ``tl.signal.sosfilt`` and ``sosfiltfilt``."""
+    return apply(_sos, (sos, x), {}) if zi is None else apply(_sos_from, (sos, x, zi), {})
+
+
+def _sos_x_grad(node, g):
+    from .array import flip
+
+    # the cascade from rest is linear and time-invariant: its transpose is the same cascade run backwards
+    return flip(sos_filter(node.inputs[0], flip(g, -1)), -1)
+
+
+def _sos_sweep(node, g):
+    """The gradients in ``sos`` and ``zi`` (None without a state): each section's signals recomputed by the
+    per-section ops, then the adjoint run back through the sections, ``w = A^-T r`` at each (as in
+    ``AllPoleFilter``'s rules; with a state, over two more samples, as a state enters at the first two)."""
+    from .array import flip
+    from .math import zeros_like
+    from .reduce import sum as reduce_sum
+    from .shape import concat, stack
+
+    sos, x = node.inputs[0], node.inputs[1]
+    zi = node.inputs[2] if len(node.inputs) > 2 else None
+    count = sos.shape[0]
+    signals = [x]
+    for s in range(count - 1):
+        v = fir_filter(sos[s, :3], signals[-1])
+        if zi is not None:  # the state's two samples first, zeros after (cut to v's length)
+            v = v + sos[s, 3] * concat([zi[s], zeros_like(v)], -1)[..., :-2]
+        signals.append(all_pole_filter(sos[s, 3:], v))
+    signals.append(node.outputs[0])
+    r, rows, states = g, [None] * count, [None] * count
+    for s in reversed(range(count)):
+        b, a, before, after = sos[s, :3], sos[s, 3:], signals[s], signals[s + 1]
+        if zi is None:
+            w = flip(all_pole_filter(a, flip(r, -1)), -1)
+        else:
+            w_ext = flip(all_pole_filter(a, flip(concat([r, zeros_like(zi[s])], -1), -1)), -1)
+            w = w_ext[..., :-2]
+        grad_b = [reduce_sum(w[..., k:] * (before[..., :-k] if k else before)) for k in range(3)]
+        grad_a = [-reduce_sum(w[..., k:] * (after[..., :-k] if k else after)) for k in range(3)]
+        if zi is not None:
+            grad_a[0] = grad_a[0] + reduce_sum(w_ext[..., :2] * zi[s])
+            states[s] = sos[s, 3] * w_ext[..., :2]
+        rows[s] = stack(grad_b + grad_a)
+        r = flip(fir_filter(b, flip(w, -1)), -1)
+    return stack(rows), None if zi is None else stack(states)
+
+
+register_gradient("SosFilter", sos=lambda node, g: _sos_sweep(node, g)[0], x=_sos_x_grad)
+register_gradient(
+    "SosFilterFrom",
+    sos=lambda node, g: _sos_sweep(node, g)[0],
+    x=_sos_x_grad,
+    zi=lambda node, g: _sos_sweep(node, g)[1],
+)
