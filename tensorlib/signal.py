@@ -59,6 +59,7 @@ __all__ = [
     "coherence",
     "csd",
     "decimate",
+    "detrend",
     "fftconvolve",
     "filtfilt",
     "frame",
@@ -641,6 +642,44 @@ def _detrended(frames, detrend, who: str) -> Tensor:
     t = np.arange(length) - (length - 1) / 2.0  # centred times: the slope is sum(t y) / sum(t t)
     times = _creation.tensor(t.astype(frames.dtype), backend=frames.backend)
     return centred - _reduce.sum(centred * times, axis=-1, keepdims=True) * (times / float(np.sum(t * t)))
+
+
+def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data: bool = False) -> Tensor:  # noqa: A002
+    """``data`` less its least-squares line along ``axis`` (``scipy.signal.detrend``): ``type="linear"`` (``"l"``)
+    fits a line to each piece between the breakpoints ``bp`` (sample indices; the whole axis by default),
+    ``"constant"`` (``"c"``) subtracts the mean (``bp`` unused).  Integers, bools and float16 give float64
+    (SciPy's), float32 float32, complex stays complex.  ``overwrite_data`` is accepted for SciPy's signature: the
+    input is never written (values are immutable).  Differentiable in ``data``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.signal.detrend(np.array([1.0, 3.0, 5.0, 8.0])).numpy().round(6).tolist()
+    [0.2, -0.1, -0.4, 0.3]
+    >>> tl.signal.detrend([1, 2, 6], type="constant").numpy().tolist()
+    [-2.0, -1.0, 3.0]
+    """
+    who = "detrend"
+    if type not in ("linear", "l", "constant", "c"):
+        raise ValueError(f"{who}: type must be 'linear' or 'constant', got {type!r}")
+    x = as_tensor(data)
+    if x.dtype.kind not in "fc" or x.dtype == _dt.float16:
+        x = _math.cast(x, _dt.float64)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: data must have at least one axis, got a scalar ({x.dtype})")
+    linear = type in ("linear", "l")
+    ax = _axis(axis, x, who, "data", known=linear)
+    moved = _last(x, ax)
+    if not linear:
+        return _last(_detrended(moved, "constant", who), ax, back=True)
+    n = moved.shape[-1]
+    points = np.unique(np.r_[0, np.asarray(bp, dtype=np.int64).ravel(), n])
+    if points[0] < 0 or points[-1] > n:
+        raise ValueError(f"{who}: breakpoints must be within [0, {n}] (the length of data along axis {ax}), got "
+                         f"bp = {bp!r:.80} (data shape {tuple(x.shape)})")  # fmt: skip
+    if n == 0:
+        raise ValueError(f"{who}: type='linear' needs at least one sample along axis {ax} (data shape "
+                         f"{tuple(x.shape)}, {x.dtype})")  # fmt: skip
+    pieces = [_detrended(moved[..., int(lo) : int(hi)], "linear", who) for lo, hi in zip(points[:-1], points[1:])]
+    return _last(pieces[0] if len(pieces) == 1 else _shape.concat(pieces, -1), ax, back=True)
 
 
 def _segment_spectra(x, ax, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who,
