@@ -955,12 +955,22 @@ def _fir(b, x) -> Tensor:
     return _iir.fir_filter(b, x)
 
 
+def _last(x, ax: int, back: bool = False) -> Tensor:
+    """``x`` with axis ``ax`` moved last (``back``: the last axis moved to ``ax``); ``x`` itself, not a transpose
+    op, when ``ax`` is the last axis already."""
+    if ax == x.ndim - 1:
+        return x
+    return _array.moveaxis(x, -1, ax) if back else _array.moveaxis(x, ax, -1)
+
+
 def _lfilter_last(b, a, x, zi=None):
     """``lfilter`` along the last axis of ``x``; with ``zi`` (``(..., order)``, broadcast to ``x``'s leading
     axes) also the final state.  The state enters as an input at the first ``order`` samples: with ``x`` and
     ``y`` zero outside ``[0, n)``, ``a[0] y = b * x + a[0] zi`` (convolutions), and the final state is what the
     convolutions still owe past the end: ``zf[i] = (b * x - a * y)[n + i] / a[0]`` (``zi`` included there)."""
     if zi is None:
+        if b.shape[0] <= _FFT_TAPS or not x.shape[-1]:
+            return _iir.linear_filter(b, a, x)  # one op, one pass of SciPy's loop
         return _iir.all_pole_filter(a, _fir(b, x))
     order = max(a.shape[0], b.shape[0]) - 1
     if order == 0:
@@ -1014,12 +1024,12 @@ def lfilter(b, a, x, axis: int = -1, zi=None):
     b, a, x, zi = _filter_inputs(who, b, a, signal, state)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
-    signal = _array.moveaxis(x, ax, -1)
+    signal = _last(x, ax)
     if zi is None:
-        return _array.moveaxis(_lfilter_last(b, a, signal), -1, ax)
+        return _last(_lfilter_last(b, a, signal), ax, back=True)
     order = max(a.shape[0], b.shape[0]) - 1
     y, zf = _lfilter_last(b, a, signal, _state(zi, x, ax, order, who))
-    return _array.moveaxis(y, -1, ax), _array.moveaxis(zf, -1, ax)
+    return _last(y, ax, back=True), _last(zf, ax, back=True)
 
 
 def lfilter_zi(b, a) -> Tensor:

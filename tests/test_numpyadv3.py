@@ -144,3 +144,20 @@ def test_pad_matches_numpy(shape, dtype, mode, odd, data):
     got = tl.pad(x, widths, mode=mode, **kwargs)
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-12)
+
+
+# histogram's range made of NumPy scalars (range=(x.min(), x.max()) of a float64 array) gives float64 edges
+# for float32 data, as NumPy's result_type does; tl.histogram read the ends as Python floats (float32 edges),
+# so float32(0.1), past the float64 0.1, was counted.
+@pytest.mark.parametrize(
+    "ends", [(np.float64(0.0), np.float64(0.1)), (np.float32(0.0), np.float32(0.1)), (0.0, 0.1), np.array([0.0, 0.1])]
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_histogram_range_of_numpy_scalars_sets_the_edges_dtype(ends, dtype):
+    a = np.array([0.05, 0.1, 0.0, 0.07], dtype=dtype)
+    want_hist, want_edges = np.histogram(a, bins=2, range=ends)
+    hist, edges = tl.histogram(a, bins=2, range=ends)
+    assert edges.dtype == want_edges.dtype, (edges.dtype, want_edges.dtype)
+    np.testing.assert_array_equal(hist.numpy(), want_hist)
+    np.testing.assert_array_equal(edges.numpy(), want_edges)
+    np.testing.assert_array_equal(tl.histogram_bin_edges(a, bins=2, range=ends).numpy(), want_edges)

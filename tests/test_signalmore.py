@@ -229,3 +229,51 @@ def test_sos_ops_traced_and_mapped():
                                    atol=1e-12)  # fmt: skip
     grad = tl.grad(lambda x: tl.sum(tl.signal.sosfiltfilt(sos, x) ** 2))
     np.testing.assert_allclose(tl.vmap(grad)(x).numpy(), np.stack([grad(xi).numpy() for xi in x]), atol=1e-10)
+
+
+# ---------------------------------------------------------------- lfilter from rest: one op, LinearFilter
+def _direct_form(b, a, x):
+    """a[0] y[n] = sum_k b[k] x[n-k] - sum_{k>0} a[k] y[n-k] along the last axis, a plain loop in float64."""
+    x = np.asarray(x, np.float64)
+    y = np.zeros_like(x)
+    for i in range(x.shape[-1]):
+        acc = sum(b[k] * x[..., i - k] for k in range(len(b)) if i >= k)
+        acc = acc - sum(a[k] * y[..., i - k] for k in range(1, len(a)) if i >= k)
+        y[..., i] = acc / a[0]
+    return y
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 40])
+@pytest.mark.parametrize("shape", ["1d", "batch", "axis0"])
+@pytest.mark.parametrize("a", [[1.0], [2.0], [1.0, -0.5, 0.2], [2.0, -0.5]])
+def test_lfilter_one_op_against_a_direct_form_loop(n, shape, a, monkeypatch):
+    from tensorlib.ops import iir
+
+    calls = []
+    kernel = iir._linear.kernels["numpy"]
+    monkeypatch.setitem(iir._linear.kernels, "numpy", lambda *arrays: calls.append(1) or kernel(*arrays))
+    b = np.array([0.3, -0.2, 0.5, 0.1])
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal({"1d": (n,), "batch": (3, n), "axis0": (n, 2)}[shape])
+    axis = 0 if shape == "axis0" else -1
+    got = tl.signal.lfilter(b, np.array(a), x, axis=axis)
+    want = np.moveaxis(_direct_form(b, a, np.moveaxis(x, axis, -1)), -1, axis)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    assert len(calls) == 1  # one op for the whole filter
+    got32 = tl.signal.lfilter(b.astype(np.float32), np.float32(a), x.astype(np.float32), axis=axis)
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_lfilter_one_op_gradients_and_mapped_coefficients():
+    rng = np.random.default_rng(17)
+    b, x = rng.uniform(-1, 1, 4), rng.standard_normal((2, 9))
+    for a in ([2.0], [1.5, -0.4, 0.2]):
+        check_grads(lambda b, a, x: tl.signal.lfilter(b, a, x), (b, np.array(a), x), order=2, modes=("rev", "fwd"))
+    bs = rng.uniform(-1, 1, (3, 4))
+    got = tl.vmap(lambda b, x: tl.signal.lfilter(b, [1.0, -0.3], x))(bs, x[:1].repeat(3, 0)).numpy()
+    np.testing.assert_allclose(got, [_direct_form(bi, [1.0, -0.3], x[0]) for bi in bs], rtol=1e-12, atol=1e-12)
+    traced = tl.function(lambda b, a, x: tl.signal.lfilter(b, a, x))
+    np.testing.assert_allclose(traced(b, np.array([1.5, -0.4]), x).numpy(), _direct_form(b, [1.5, -0.4], x), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"LinearFilter: a\[0\] == 0 leaves the recursion undefined"):
+        traced(b, np.array([0.0, 1.0]), x)

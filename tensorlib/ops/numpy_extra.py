@@ -1449,7 +1449,14 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
                 raise ValueError(f"{who}: range must be finite with min <= max, got ({first}, {last}) {where}")
             if first == last:
                 first, last = first - 0.5, last + 0.5
-            edge_type = np.result_type(first, last, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
+            # NumPy's result_type of the range and a: Python numbers are weak, NumPy scalars and arrays are not
+            # (float32 data over range=(np.float64(0), np.float64(0.1)) has float64 edges, so 0.1f lies past them)
+            typed = [
+                np.dtype(r.dtype)
+                for r in (() if range is None else range)
+                if isinstance(r, (np.generic, np.ndarray, Tensor))
+            ]
+            edge_type = np.result_type(first, last, *typed, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
             if range_dtype is not None and (range is not None or a.shape[0] == 0):  # NumPy's Python-number ends
                 edge_type = np.dtype(range_dtype)
             spaced = np.linspace(first, last, int(bins) + 1, dtype=edge_type)
