@@ -48,6 +48,8 @@ from .ops.special import (
     deviance,
     gamma_log_density,
     log_betainc as _log_betainc,
+    betabinom_count as _betabinom_count,
+    betabinom_tail as _betabinom_tail,
     log_gamma_tail as _log_gamma_tail,
     poisson_log_density,
     relative_difference,
@@ -2673,7 +2675,7 @@ def _counts(
     methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", probability))
     if moments is not None:
         methods.update(_summaries(name, shapes, valid, moments, entropy))
-    if cdf is not None:  # betabinom's distribution function is a hypergeometric sum: none
+    if cdf is not None:
         methods.update(
             ppf=_count_quantile(name, "ppf", shapes, valid, low, high, tail(cdf, 0.0, 1.0), guess),
             isf=_count_quantile(name, "isf", shapes, valid, low, high, tail(sf, 1.0, 0.0), guess),
@@ -2822,7 +2824,11 @@ betabinom = _counts(
     logpmf=lambda k, n, a, b: (
         -_math_ops.log(n + 1.0) - _sp.betaln(n - k + 1.0, k + 1.0) + _sp.betaln(k + a, n - k + b) - _sp.betaln(a, b)
     ),
+    # the sum of the masses over the shorter tail (SciPy's generic cdf sums them too): no closed form in SciPy
+    cdf=lambda k, n, a, b: _betabinom_tail(k, n, a, b),
+    sf=lambda k, n, a, b: _betabinom_tail(k, n, a, b, upper=True),
     moments=lambda n, a, b: _betabinom_moments(n, a, b),
+    guess=lambda q, n, a, b, upper: _betabinom_count(q, n, a, b, upper),
 )
 bernoulli = _counts(
     "bernoulli",
