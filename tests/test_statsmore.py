@@ -154,3 +154,29 @@ def test_betabinom_median_and_interval_match_scipy():
     low, high = tl.stats.betabinom.interval(0.9, 50.0, 0.7, 2.0)
     assert (float(low), float(high)) == ss.betabinom.interval(0.9, 50, 0.7, 2.0)
 
+
+# ------------------------------------------------------------------ a saved graph keeps Graph.quiet
+def test_a_loaded_graph_of_stats_stays_quiet_and_old_files_load(tmp_path):
+    import json
+    import warnings
+
+    f = tl.function(lambda x: tl.stats.uniform.logcdf(x))
+    x = np.array([0.0, 0.5, -1.0])
+    f.save(tmp_path / "g.json", x)
+    loaded = tl.graph.load(tmp_path / "g.json")
+    assert loaded.quiet
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # log(0) = -inf is logcdf's value at the lower end: no RuntimeWarning
+        np.testing.assert_array_equal(loaded(x).numpy(), [-np.inf, np.log(0.5), -np.inf])
+    doc = json.loads((tmp_path / "g.json").read_text())
+    del doc["quiet"]  # a file from before the key: loads, not quiet
+    (tmp_path / "g.json").write_text(json.dumps(doc))
+    assert not tl.graph.load(tmp_path / "g.json").quiet
+    doc["quiet"] = "yes"
+    (tmp_path / "g.json").write_text(json.dumps(doc))
+    with pytest.raises(tl.graph.GraphFormatError, match="'quiet'"):
+        tl.graph.load(tmp_path / "g.json")
+    plain = tl.function(lambda x: x * 2.0)
+    plain.save(tmp_path / "p.json", x)
+    assert "quiet" not in json.loads((tmp_path / "p.json").read_text())
+    assert not tl.graph.load(tmp_path / "p.json").quiet
