@@ -1559,7 +1559,37 @@ _VONMISES_SERIES_TERMS = 80  # its Bessel ratios I_n / I_0 ~ exp(-n**2 / (2 kapp
 _VONMISES_TAIL_TERMS = 30
 
 
-def _vonmises_reduced_cdf(z, kappa):
+def _vonmises_parts(kappa):
+    """What ``_vonmises_reduced_cdf`` needs of ``kappa`` alone, computed once for any number of ``z`` (a quantile search
+    takes ~20 of them: each took the 80-step Bessel recurrence and 30 incomplete gammas again, vonmises.ppf 1 s): the
+    series' coefficients ``I_n / I_0 / n`` (n = 1 .. 79, the backward recurrence's ratios multiplied up) and the tail's
+    ``C(2j, j) / 4**j Gamma(j + 1/2) / (2 (2 kappa)**(j + 1/2))`` (j = 1 .. 29), each along a new last axis."""
+    from .ops.array import cumprod
+    from .ops.creation import tensor
+    from .ops.shape import expand_dims, stack
+
+    w = _math_ops.where
+    large = kappa >= _VONMISES_SERIES_BELOW
+    k = w(large, 1.0, kappa)
+    ratio, ratios = 0.0, []
+    for n in range(_VONMISES_SERIES_TERMS - 1, 0, -1):
+        ratio = k / (2.0 * n + k * ratio)  # I_n / I_(n-1); no 1 / kappa: its gradient at kappa = 0 is finite
+        ratios.append(_math_ops.zeros_like(k) + ratio)
+    n = tensor(np.arange(1.0, _VONMISES_SERIES_TERMS))
+    coefficients = cumprod(stack(ratios[::-1], axis=-1), axis=-1) / n
+    k = w(large, kappa, _VONMISES_SERIES_BELOW)
+    j = np.arange(1.0, _VONMISES_TAIL_TERMS)
+    weights = tensor(
+        0.5
+        * np.exp(
+            [_math.lgamma(2 * i + 1) - 2 * _math.lgamma(i + 1) - i * _math.log(4.0) + _math.lgamma(i + 0.5) for i in j]
+        )
+    )
+    tail = weights * _math_ops.exp(-tensor(j + 0.5) * expand_dims(_math_ops.log(2.0 * k), -1))
+    return large, coefficients, k, tail
+
+
+def _vonmises_reduced_cdf(z, kappa, parts=None):
     """``P(Z <= z)`` for ``z`` in [-pi, pi].  Below kappa = 50 SciPy's (Hill's) series ``1/2 + z / (2 pi) + sum_n
     I_n(kappa) / I_0(kappa) sin(n z) / (n pi)``, its Bessel ratios by the backward recurrence, 80 terms (SciPy's 28 +
     kappa / 2 - 100 / (kappa + 5) left 1e-13 at kappa = 49).  From 50, where SciPy takes the normal approximation
@@ -1567,32 +1597,25 @@ def _vonmises_reduced_cdf(z, kappa):
     ``P(Z <= -|z|) = int_w^1 e**(-2 kappa v**2) / sqrt(1 - v**2) dv / (pi i0e(kappa))``, ``w = sin(|z| / 2)``, with
     ``1 / sqrt(1 - v**2) = sum_j C(2j, j) v**(2j) / 4**j`` integrated term by term to infinity (Watson's lemma): ``sum_j
     C(2j, j) / 4**j Gamma(j + 1/2) Q(j + 1/2, 2 kappa w**2) / (2 (2 kappa)**(j + 1/2))``; its j = 0 term is ``erfc``
-    of the signed ``sqrt(2 kappa) sin(z / 2)``, smooth through z = 0.  Both are within 1e-15 absolute (mpmath)."""
+    of the signed ``sqrt(2 kappa) sin(z / 2)``, smooth through z = 0.  Both are within 1e-15 absolute (mpmath).  ``parts``: ``_vonmises_parts(kappa)``, if
+    computed already."""
+    from .ops.creation import tensor
+    from .ops.shape import expand_dims
+
     w = _math_ops.where
-    large = kappa >= _VONMISES_SERIES_BELOW
-    k = w(large, 1.0, kappa)
-    sin, cos = _math_ops.sin(z), _math_ops.cos(z)
-    sin_n, cos_n = _math_ops.sin(_VONMISES_SERIES_TERMS * z), _math_ops.cos(_VONMISES_SERIES_TERMS * z)
-    ratio = total = 0.0
-    for n in range(_VONMISES_SERIES_TERMS - 1, 0, -1):
-        sin_n, cos_n = sin_n * cos - cos_n * sin, cos_n * cos + sin_n * sin
-        ratio = k / (2.0 * n + k * ratio)  # I_n / I_(n-1); no 1 / kappa: its gradient at kappa = 0 is finite
-        total = ratio * (sin_n / n + total)
+    large, coefficients, k, tail_weights = _vonmises_parts(kappa) if parts is None else parts
+    n = tensor(np.arange(1.0, _VONMISES_SERIES_TERMS))
+    total = _reduce_ops.sum(coefficients * _math_ops.sin(expand_dims(z, -1) * n), axis=-1)
     series = 0.5 + z / (2 * _math.pi) + total / _math.pi
     # in [0, 1] as SciPy's (the sum strays by an ulp at the ends), with the gradient of the sum itself there (the
     # clip's is 0: the gradient in z at z = pi was 0, for the density)
     series = series + _math_ops.stop_gradient(_math_ops.clip(series, 0.0, 1.0) - series)
-    k = w(large, kappa, _VONMISES_SERIES_BELOW)
     signed = _math_ops.sqrt(2.0 * k) * _math_ops.sin(0.5 * z)
     lower = z <= 0
     norm = _math.pi * _sp.i0e(k)
     tail = 0.5 * _math.sqrt(_math.pi) / _math_ops.sqrt(2.0 * k) * _sp.erfc(w(lower, -signed, signed))
-    u = signed * signed
-    for j in range(1, _VONMISES_TAIL_TERMS):
-        weight = _math.exp(
-            _math.lgamma(2 * j + 1) - 2 * _math.lgamma(j + 1) - j * _math.log(4.0) + _math.lgamma(j + 0.5)
-        )
-        tail = tail + weight * 0.5 * _math_ops.exp(-(j + 0.5) * _math_ops.log(2.0 * k)) * _sp.gammaincc(j + 0.5, u)
+    orders = tensor(np.arange(1.0, _VONMISES_TAIL_TERMS) + 0.5)
+    tail = tail + _reduce_ops.sum(tail_weights * _sp.gammaincc(orders, expand_dims(signed * signed, -1)), axis=-1)
     tail = tail / norm
     return w(large, w(lower, tail, 1.0 - tail), series)
 
@@ -1618,23 +1641,25 @@ def _vonmises_quantile(q, kappa, upper):
     from the stopped root with the density stopped, ``z - (F(z, kappa) - q) / pdf(z)``, whose value is the root."""
     w, stop = _math_ops.where, _math_ops.stop_gradient
 
-    def probability(z, k):
-        return _vonmises_reduced_cdf(-z, k) if upper else _vonmises_reduced_cdf(z, k)
+    def probability(z, k, parts=None):
+        return _vonmises_reduced_cdf(-z, k, parts) if upper else _vonmises_reduced_cdf(z, k, parts)
 
     def density(z, k):
         return _math_ops.exp(k * (_math_ops.cos(z) - 1.0) - _math.log(2 * _math.pi) - _math_ops.log(_sp.i0e(k)))
 
     k0, q0 = stop(kappa), stop(q)
+    parts = _vonmises_parts(k0)  # kappa's share of the distribution function, once for the ~20 evaluations
     low = _math_ops.zeros_like(q0 + k0) - _math.pi
     high = low + 2 * _math.pi
     for _ in range(_VONMISES_BISECTIONS):
         middle = 0.5 * (low + high)
-        short = probability(middle, k0) > q0 if upper else probability(middle, k0) < q0  # the root is above middle
+        value = probability(middle, k0, parts)
+        short = value > q0 if upper else value < q0  # the root is above middle
         low, high = w(short, middle, low), w(short, high, middle)
     z = 0.5 * (low + high)
     sign = -1.0 if upper else 1.0
     for _ in range(_VONMISES_NEWTON_STEPS):
-        z = _math_ops.clip(z - sign * (probability(z, k0) - q0) / density(z, k0), low, high)
+        z = _math_ops.clip(z - sign * (probability(z, k0, parts) - q0) / density(z, k0), low, high)
     z = stop(z)
     return z - sign * (probability(z, kappa) - q) / stop(density(z, kappa))
 

@@ -249,3 +249,22 @@ def test_circular_summaries_gradients_traced_and_dtypes(dtype):
     assert tl.stats.vonmises.var(2).dtype == tl.float64 and tl.stats.vonmises.var(np.array([2])).dtype == tl.float64
     kurt = tl.grad(lambda k: tl.stats.vonmises.stats(k, moments="k"))(tl.tensor(1000.0, "float64"))
     assert float(kurt) == pytest.approx(-1 / 1000.0**2 - 4 / 1000.0**3, rel=1e-4)  # d/dk of 1/k + 2/k**2 + ...
+
+
+def test_vonmises_quantile_computes_kappas_share_once():
+    # each of the search's ~20 evaluations took the 80-step Bessel recurrence and 30 incomplete gammas again: 25729
+    # op calls for one scalar ppf (1 s); kappa's share now once (1786).  A count, not a timing.
+    with tl.profile() as prof:
+        z = tl.stats.vonmises.ppf(0.3, 2.0)
+    assert len(prof.events) < 4000
+    assert float(tl.stats.vonmises.cdf(z, 2.0)) == pytest.approx(0.3, rel=1e-14)
+    assert float(z) == pytest.approx(ss.vonmises.ppf(0.3, 2.0), rel=1e-10)
+    q = np.array([1e-10, 0.1, 0.5, 0.9, 1 - 1e-10])
+    for kappa in (0.5, 5.0, 49.0, 60.0):
+        z = tl.stats.vonmises.ppf(q, kappa)
+        np.testing.assert_allclose(tl.stats.vonmises.cdf(z, kappa).numpy(), q, rtol=1e-9, atol=1e-16)
+        dz = tl.jacobian(lambda k: tl.stats.vonmises.ppf(q, k))(tl.tensor(kappa, F64)).numpy()
+        h = 1e-6 * kappa
+        ppf = tl.stats.vonmises.ppf  # SciPy's is a normal approximation from kappa = 50 (3e-6 off)
+        fd = (ppf(q[1:-1], kappa + h).numpy() - ppf(q[1:-1], kappa - h).numpy()) / (2 * h)
+        np.testing.assert_allclose(dz[1:-1], fd, rtol=1e-5, atol=1e-9)
