@@ -45,6 +45,7 @@ from .ops import segment as _segment
 from .ops import shape as _shape
 from .ops.creation import tensor as _tensor
 from .ops.creation import zeros as _zeros
+from .ops.nn._common import _float_or_float64
 from .ops.nn.dropout import keyed_dropout as _keyed_dropout
 from .tensor import Tensor, Variable
 
@@ -1690,7 +1691,7 @@ class BatchNorm(Module):
         this call; None follows ``train()``/``eval()``.  A frozen layer (``trainable = False``, itself or a Module
         above it) runs in inference mode whatever ``training`` says, as Keras' ``BatchNormalization``: fine-tuning
         a model with frozen normalization layers had kept moving their running statistics."""
-        x = _as_tensor(x, self)
+        x = _float_or_float64(_as_tensor(x, self), "BatchNorm", "input")  # integers and bools: float64 (DESIGN §6)
         training = _in_training(self, training) and self.trainable
         channel = -1 if self.data_format == "NHWC" else 1
         if len(x.shape) < 2 or x.shape[channel] != self.num_features:
@@ -4132,8 +4133,8 @@ class Normalization(Module):
         x = _as_tensor(x, self)
         if self.mean is None:
             raise ValueError("Normalization: call adapt(data) first, or give mean and variance")
-        if x.dtype.kind != "f":
-            x = _math.cast(x, self.dtype)
+        # Integers and bools as float64 (DESIGN §6; Keras casts them to the layer's float32, rounding past 2**24).
+        x = _float_or_float64(x, "Normalization", "input")
         kept = self._kept(len(x.shape), _shown(x), "input")
         if self.axis is not None and self._rank is not None and len(x.shape) != self._rank:
             raise ValueError(

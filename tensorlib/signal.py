@@ -59,6 +59,7 @@ __all__ = [
     "coherence",
     "csd",
     "decimate",
+    "detrend",
     "fftconvolve",
     "filtfilt",
     "frame",
@@ -643,6 +644,44 @@ def _detrended(frames, detrend, who: str) -> Tensor:
     return centred - _reduce.sum(centred * times, axis=-1, keepdims=True) * (times / float(np.sum(t * t)))
 
 
+def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data: bool = False) -> Tensor:  # noqa: A002
+    """``data`` less its least-squares line along ``axis`` (``scipy.signal.detrend``): ``type="linear"`` (``"l"``)
+    fits a line to each piece between the breakpoints ``bp`` (sample indices; the whole axis by default),
+    ``"constant"`` (``"c"``) subtracts the mean (``bp`` unused).  Integers, bools and float16 give float64
+    (SciPy's), float32 float32, complex stays complex.  ``overwrite_data`` is accepted for SciPy's signature: the
+    input is never written (values are immutable).  Differentiable in ``data``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.signal.detrend(np.array([1.0, 3.0, 5.0, 8.0])).numpy().round(6).tolist()
+    [0.2, -0.1, -0.4, 0.3]
+    >>> tl.signal.detrend([1, 2, 6], type="constant").numpy().tolist()
+    [-2.0, -1.0, 3.0]
+    """
+    who = "detrend"
+    if type not in ("linear", "l", "constant", "c"):
+        raise ValueError(f"{who}: type must be 'linear' or 'constant', got {type!r}")
+    x = as_tensor(data)
+    if x.dtype.kind not in "fc" or x.dtype == _dt.float16:
+        x = _math.cast(x, _dt.float64)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: data must have at least one axis, got a scalar ({x.dtype})")
+    linear = type in ("linear", "l")
+    ax = _axis(axis, x, who, "data", known=linear)
+    moved = _last(x, ax)
+    if not linear:
+        return _last(_detrended(moved, "constant", who), ax, back=True)
+    n = moved.shape[-1]
+    points = np.unique(np.r_[0, np.asarray(bp, dtype=np.int64).ravel(), n])
+    if points[0] < 0 or points[-1] > n:
+        raise ValueError(f"{who}: breakpoints must be within [0, {n}] (the length of data along axis {ax}), got "
+                         f"bp = {bp!r:.80} (data shape {tuple(x.shape)})")  # fmt: skip
+    if n == 0:
+        raise ValueError(f"{who}: type='linear' needs at least one sample along axis {ax} (data shape "
+                         f"{tuple(x.shape)}, {x.dtype})")  # fmt: skip
+    pieces = [_detrended(moved[..., int(lo) : int(hi)], "linear", who) for lo, hi in zip(points[:-1], points[1:])]
+    return _last(pieces[0] if len(pieces) == 1 else _shape.concat(pieces, -1), ax, back=True)
+
+
 def _segment_spectra(x, ax, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who,
                      overlap_divisor=2) -> tuple:  # fmt: skip
     """``scipy.signal``'s spectral helper: the spectra ``(..., segments, bins)`` (``ax`` moved last) of ``x``'s
@@ -884,16 +923,46 @@ _FFT_TAPS = 64
 
 def _filter_inputs(who: str, *values) -> tuple:
     """``values`` as tensors of one float dtype (None stays None): SciPy's promotion, integers and bools as
-    float64 and float16 as float32 (SciPy refuses both); complex ones refused."""
+    float64 and float16 as float32 (SciPy refuses both); complex ones refused (a complex signal is filtered as
+    its parts, :func:`_by_parts`, before this)."""
     tensors = as_tensors(*values)
     given = [t for t in tensors if t is not None]
     for t in given:
         if t.dtype.kind == "c":
-            raise TypeError(f"{who}: complex coefficients and signals are not supported, got {t.dtype} "
+            raise TypeError(f"{who}: complex coefficients are not supported, got {t.dtype} "
                             f"(shape {tuple(t.shape)})")  # fmt: skip
     dtype = np.result_type(*(_dt.float64 if t.dtype.kind in "biu" else t.dtype for t in given))
     dtype = _dt.float32 if dtype == _dt.float16 else dtype
     return [t if t is None or t.dtype == dtype else _math.cast(t, dtype) for t in tensors]
+
+
+def _is_complex(*values) -> bool:
+    return any(t is not None and t.dtype.kind == "c" for t in values)
+
+
+def _by_parts(run, x, zi=None):
+    """``run(x, zi)`` (a filter with real coefficients, linear in the signal ``x`` and the state ``zi`` together)
+    of a complex ``x`` or ``zi``: run on the real parts and on the imaginary parts, the results recombined.  Built
+    of ``real``, ``imag`` and ``complex``, so the gradients follow ``tl.grad``'s complex convention."""
+    parts = [run(part(x), None if zi is None else part(zi)) for part in (_elementwise.real, _elementwise.imag)]
+    if zi is None:
+        return _elementwise.complex_(*parts)
+    return tuple(_elementwise.complex_(re, im) for re, im in zip(*parts))
+
+
+def _known_values(given, t: Tensor):
+    """The values of ``t`` (read from ``given``, the argument it came from) when known: a concrete tensor, or a
+    NumPy array or list passed into a traced function (a constant there, though its tensor is symbolic); else
+    None."""
+    if not t.is_symbolic:
+        return t.numpy()
+    if isinstance(given, (np.ndarray, np.generic, list, tuple)):
+        try:
+            values = np.asarray(given)
+        except (TypeError, ValueError):  # a list holding traced tensors
+            return None
+        return values if values.dtype.kind in "biuf" else None
+    return None
 
 
 def _coefficients(c, name: str, who: str) -> Tensor:
@@ -925,12 +994,22 @@ def _fir(b, x) -> Tensor:
     return _iir.fir_filter(b, x)
 
 
+def _last(x, ax: int, back: bool = False) -> Tensor:
+    """``x`` with axis ``ax`` moved last (``back``: the last axis moved to ``ax``); ``x`` itself, not a transpose
+    op, when ``ax`` is the last axis already."""
+    if ax == x.ndim - 1:
+        return x
+    return _array.moveaxis(x, -1, ax) if back else _array.moveaxis(x, ax, -1)
+
+
 def _lfilter_last(b, a, x, zi=None):
     """``lfilter`` along the last axis of ``x``; with ``zi`` (``(..., order)``, broadcast to ``x``'s leading
     axes) also the final state.  The state enters as an input at the first ``order`` samples: with ``x`` and
     ``y`` zero outside ``[0, n)``, ``a[0] y = b * x + a[0] zi`` (convolutions), and the final state is what the
     convolutions still owe past the end: ``zf[i] = (b * x - a * y)[n + i] / a[0]`` (``zi`` included there)."""
     if zi is None:
+        if b.shape[0] <= _FFT_TAPS or not x.shape[-1]:
+            return _iir.linear_filter(b, a, x)  # one op, one pass of SciPy's loop
         return _iir.all_pole_filter(a, _fir(b, x))
     order = max(a.shape[0], b.shape[0]) - 1
     if order == 0:
@@ -979,23 +1058,17 @@ def lfilter(b, a, x, axis: int = -1, zi=None):
     """
     who = "lfilter"
     signal, state = as_tensors(x, zi)
-    if any(t is not None and t.dtype.kind == "c" for t in (signal, state)):  # real coefficients: parts apart
-        parts = [
-            lfilter(b, a, part(signal), axis, None if state is None else part(state))
-            for part in (_elementwise.real, _elementwise.imag)
-        ]
-        if state is None:
-            return _elementwise.complex_(*parts)
-        return tuple(_elementwise.complex_(re, im) for re, im in zip(*parts))
+    if _is_complex(signal, state):
+        return _by_parts(lambda x, zi: lfilter(b, a, x, axis, zi), signal, state)
     b, a, x, zi = _filter_inputs(who, b, a, signal, state)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
-    signal = _array.moveaxis(x, ax, -1)
+    signal = _last(x, ax)
     if zi is None:
-        return _array.moveaxis(_lfilter_last(b, a, signal), -1, ax)
+        return _last(_lfilter_last(b, a, signal), ax, back=True)
     order = max(a.shape[0], b.shape[0]) - 1
     y, zf = _lfilter_last(b, a, signal, _state(zi, x, ax, order, who))
-    return _array.moveaxis(y, -1, ax), _array.moveaxis(zf, -1, ax)
+    return _last(y, ax, back=True), _last(zf, ax, back=True)
 
 
 def lfilter_zi(b, a) -> Tensor:
@@ -1067,8 +1140,9 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     ``"even"``, ``"constant"`` or None), each pass started from :func:`lfilter_zi` scaled by its first sample.
     ``method="gust"``: Gustafsson's initial conditions instead (no padding; ``padtype`` and ``padlen`` unused), the
     states at both ends that make forward-backward equal backward-forward in the least-squares sense, found from
-    the filter's responses over ``irlen`` samples at each end (all of them by default).  Differentiable in ``b``,
-    ``a`` and ``x``.
+    the filter's responses over ``irlen`` samples at each end (all of them by default).  A complex ``x`` is
+    filtered as its real and imaginary parts (complex coefficients are refused).  Differentiable in ``b``, ``a``
+    and ``x``.
 
     >>> import numpy as np, tensorlib as tl
     >>> tl.signal.filtfilt([0.5, 0.5], [1.0], np.arange(8.0)).numpy().tolist()
@@ -1077,6 +1151,9 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     who = "filtfilt"
     if method not in ("pad", "gust"):
         raise ValueError(f"{who}: method must be 'pad' or 'gust', got {method!r}")
+    x = as_tensor(x)
+    if _is_complex(x):
+        return _by_parts(lambda x, _: filtfilt(b, a, x, axis, padtype, padlen, method, irlen), x)
     b, a, x = _filter_inputs(who, b, a, x)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
@@ -1149,7 +1226,10 @@ def _sections(sos, who: str) -> Tensor:
 
 
 def _sosfilt_last(sos, x, zi=None):
-    """:func:`sosfilt` along the last axis of ``x``; ``zi`` ``(n_sections, ..., 2)``."""
+    """:func:`sosfilt` along the last axis of ``x``; ``zi`` ``(n_sections, ..., 2)``.  From rest one op,
+    ``SosFilter``; with a state (and so the final state) :func:`lfilter` once per section."""
+    if zi is None:
+        return _iir.sos_filter(sos, x)
     states = []
     for section in range(sos.shape[0]):
         b, a = sos[section, :3], sos[section, 3:]
@@ -1165,6 +1245,7 @@ def sosfilt(sos, x, axis: int = -1, zi=None):
     """Filter ``x`` along ``axis`` with the cascade of second-order sections ``sos`` (``(n_sections, 6)``, rows
     ``b0 b1 b2 1 a1 a2``; ``scipy.signal.sosfilt``): :func:`lfilter` once per section.  ``zi`` (shape
     ``(n_sections, ...)`` with ``x``'s shape and 2 along ``axis``; see :func:`sosfilt_zi`) gives ``(y, zf)``.
+    A complex ``x`` (or ``zi``) is filtered as its real and imaginary parts (a complex ``sos`` is refused).
     Differentiable in ``sos``, ``x`` and ``zi``.
 
     >>> import numpy as np, tensorlib as tl
@@ -1173,6 +1254,9 @@ def sosfilt(sos, x, axis: int = -1, zi=None):
     [1.0, 1.5, 1.75]
     """
     who = "sosfilt"
+    x, zi = as_tensors(x, zi)
+    if _is_complex(x, zi):
+        return _by_parts(lambda x, zi: sosfilt(sos, x, axis, zi), x, zi)
     sos, x, zi = _filter_inputs(who, sos, x, zi)
     sos = _sections(sos, who)
     ax = _axis(axis, x, who, "x")
@@ -1209,11 +1293,25 @@ def sosfilt_zi(sos) -> Tensor:
     return _shape.stack(states)
 
 
+def _sosfilt_zi_numpy(values, dtype) -> np.ndarray:
+    """:func:`sosfilt_zi` of known ``values`` (``(n_sections, 6)``, ``a0 == 1``) in NumPy: per section the
+    :func:`lfilter_zi` system ``(I - companion(a)^T) zi = b[1:] - a[1:] b[0]``, scaled by the DC gain before it."""
+    values = np.asarray(values, dtype=np.float64).reshape(-1, 6)
+    states, scale = [], 1.0
+    for b, a in zip(values[:, :3], values[:, 3:]):
+        b, a = b / a[0], a / a[0]
+        matrix = np.eye(2) - np.eye(2, k=1)
+        matrix[:, 0] += a[1:]
+        states.append(scale * np.linalg.solve(matrix, b[1:] - a[1:] * b[0]))
+        scale = scale * b.sum() / a.sum()
+    return np.asarray(states).astype(dtype)
+
+
 def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None) -> Tensor:
     """Zero-phase filtering with second-order sections (``scipy.signal.sosfiltfilt``): as :func:`filtfilt`, the
     default ``padlen`` ``3 * (2 n_sections + 1 - z)``, ``z`` the fewer of the sections with ``b2 == 0`` and with
-    ``a2 == 0`` (SciPy's; when ``sos`` is traced its values are unknown: give ``padlen``).  Differentiable in
-    ``sos`` and ``x``.
+    ``a2 == 0`` (SciPy's; when ``sos`` is traced its values are unknown: give ``padlen``).  A complex ``x`` is
+    filtered as its real and imaginary parts.  Differentiable in ``sos`` and ``x``.
 
     >>> import numpy as np, tensorlib as tl
     >>> sos = np.array([[0.5, 0.5, 0.0, 1.0, 0.0, 0.0]])
@@ -1221,20 +1319,29 @@ def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None
     [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
     """
     who = "sosfiltfilt"
+    x = as_tensor(x)
+    if _is_complex(x):
+        return _by_parts(lambda x, _: sosfiltfilt(sos, x, axis, padtype, padlen), x)
+    given = sos
     sos, x = _filter_inputs(who, sos, x)
     sos = _sections(sos, who)
     ax = _axis(axis, x, who, "x")
     taps = 2 * sos.shape[0] + 1
     if padtype is not None and padlen is None:
-        if sos.is_symbolic:
+        values = _known_values(given, sos)
+        if values is None:
             raise ValueError(f"{who}: the default padlen depends on sos's values (its zero coefficients), "
                              f"unknown when traced; give padlen (sos shape {tuple(sos.shape)}, {sos.dtype})")  # fmt: skip
-        values = sos.numpy()
+        values = np.reshape(values, (-1, 6))
         taps -= int(min(np.sum(values[:, 2] == 0), np.sum(values[:, 5] == 0)))
     edge, ext = _extended(x, ax, padtype, padlen, taps, who)
-    zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
+    if isinstance(given, Tensor):
+        zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
+    else:  # a constant (no gradient reaches it): its steady states in NumPy, not ~25 ops a section
+        zi = _creation.tensor(_sosfilt_zi_numpy(_known_values(given, sos), sos.dtype), backend=sos.backend)
     zi = _shape.reshape(zi, (zi.shape[0],) + (1,) * (x.ndim - 1) + (2,))
-    return _zero_phase(lambda signal, start: _sosfilt_last(sos, signal, zi * start)[0], ext, ax, edge)
+    # each pass one op, SosFilterFrom (the states broadcast to the signal's leading axes)
+    return _zero_phase(lambda signal, start: _iir.sos_filter(sos, signal, zi * start), ext, ax, edge)
 
 
 # ---------------------------------------------------------------- resampling (scipy.signal's)
@@ -1454,9 +1561,6 @@ def decimate(x, q: int, n: int | None = None, ftype: str = "iir", axis: int = -1
         y = _upfirdn(taps, signal, 1, q, 0, -(-length // q))
         return _array.moveaxis(y, -1, ax)
     sos = design.cheby1(8 if n is None else n, 0.05, 0.8 / q, output="sos").astype(real)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{who}: complex signals with ftype='iir' are not supported (sosfilt is real), got "
-                        f"{x.dtype} (shape {tuple(x.shape)})")  # fmt: skip
     y = sosfiltfilt(sos, x, axis=ax) if zero_phase else sosfilt(sos, x, axis=ax)
     index[ax] = slice(None, None, q)
     return y[tuple(index)]

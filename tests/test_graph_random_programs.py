@@ -6,7 +6,11 @@ algebraic no-ops (x*1, x+0, x**1, casts to the same dtype), seeded random
 draws and dropout, constants, repeated subexpressions (CSE candidates) and
 near-duplicates that differ only in an attribute, additions feeding an
 activation (the bias + activation fusion), and conv + average pool pairs with
-non-square pools and strides (the conv/pool fusion).  Each input holds one NaN, inf,
+non-square pools and strides (the conv/pool fusion), and
+control flow: ``tl.cond``, ``tl.scan`` (reverse, unrolled, ``xs=None``) and
+``tl.while_loop`` (bounded or not) whose branches and bodies are programs of the
+same catalogue, nested two deep (the passes run inside them: a subgraph runs
+optimized; values and dtypes, and gradients traced against eager).  Each input holds one NaN, inf,
 -0.0, 0.0 or 1.0: NaN must stay NaN and a zero keep its sign exactly where eager has them.
 """
 
@@ -92,12 +96,19 @@ def programs(draw):
     inputs = [rng.uniform(-2, 2, shape).astype(dtype) for _ in range(n_inputs)]
     for x in inputs:  # one special value per input: passes must keep NaN, inf and the sign of zero where eager does
         x.flat[rng.integers(0, x.size)] = draw(st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0]))
+    return inputs, _steps(draw, n_inputs, draw(st.integers(2, 9)))
+
+
+def _steps(draw, size, count, control_flow=0):
+    """``count`` steps over a pool of ``size`` values; with ``control_flow`` > 0, also ``tl.cond``,
+    ``tl.scan`` and ``tl.while_loop`` steps whose branches and bodies are programs drawn the same way (nested
+    ``control_flow`` deep)."""
+    kinds = ["unary", "binary", "const", "cast", "reduce", "reshape", "random", "dropout", "repeat"]
+    if control_flow:
+        kinds += ["cond", "scan", "while"]
     steps = []
-    size = n_inputs
-    for _ in range(draw(st.integers(2, 9))):
-        kind = draw(
-            st.sampled_from(["unary", "binary", "const", "cast", "reduce", "reshape", "random", "dropout", "repeat"])
-        )
+    for _ in range(count):
+        kind = draw(st.sampled_from(kinds))
         pick = st.integers(0, size - 1)
         if kind == "unary":
             steps.append(("unary", draw(st.sampled_from(UNARY)), draw(pick)))
@@ -124,12 +135,47 @@ def programs(draw):
             steps.append(("random", draw(st.integers(0, 3)), draw(pick)))
         elif kind == "dropout":
             steps.append(("dropout", draw(st.sampled_from([0.0, 0.5])), draw(st.integers(0, 3)), draw(pick)))
+        elif kind == "cond":  # branches of the operands (a, b), each a program; the predicate a sum's sign
+            body = lambda: _steps(draw, 2, draw(st.integers(1, 3)), control_flow - 1)  # noqa: E731
+            steps.append(("cond", draw(pick), draw(pick), draw(pick), body(), body()))
+        elif kind == "scan":  # carry c and a slice x of xs (None: xs=None with a length), both a program's values
+            steps.append(
+                (
+                    "scan",
+                    draw(pick),
+                    draw(pick),
+                    draw(st.booleans()),
+                    draw(st.sampled_from([1, 2, True])),
+                    _steps(draw, 2, draw(st.integers(1, 3)), control_flow - 1),
+                    draw(st.integers(1, 2)),
+                )
+            )
+        elif kind == "while":  # a counter and a carry, a fixed trip count, a bound or none
+            steps.append(
+                (
+                    "while",
+                    draw(pick),
+                    draw(st.integers(0, 3)),
+                    draw(st.sampled_from([None, 1, 2, 5])),
+                    _steps(draw, 2, draw(st.integers(1, 3)), control_flow - 1),
+                )
+            )
         else:
             if not steps:
                 continue
             steps.append(("repeat", draw(st.integers(0, len(steps) - 1))))
         size += 1
-    return inputs, steps
+    return steps
+
+
+def _fit(value, like):
+    """``value`` with the shape and dtype of ``like`` (a carry, a branch's result): cast, and summed and
+    broadcast where its shape differs."""
+    if value.dtype != like.dtype:
+        value = tl.cast(value, like.dtype)
+    if tuple(value.shape) != tuple(like.shape):
+        value = tl.broadcast_to(tl.sum(value), tuple(like.shape))
+    return value
 
 
 def _run(inputs, steps):
@@ -168,14 +214,44 @@ def _run(inputs, steps):
         elif kind == "random":
             x = pool[step[2]]
             out = x + tl.random.normal(tuple(x.shape), seed=step[1], dtype=x.dtype) if x.dtype.kind == "f" else x
-        else:
+        elif kind == "dropout":
             x = pool[step[3]]
             out = tl.nn.dropout(x, step[1], seed=step[2]) if x.dtype.kind == "f" else x
+        elif kind == "cond":
+            _, p, a, b, true_steps, false_steps = step
+            a, b = pool[a], pool[b]
+
+            def branch(body):
+                return lambda u, v: _fit((u, v, *_run([u, v], body))[-1], u)
+
+            out = tl.cond(tl.sum(pool[p]) > 0, branch(true_steps), branch(false_steps), a, b)
+        elif kind == "scan":
+            _, c, x, reverse, unroll, body, n = step
+            c, x = pool[c], pool[x]
+
+            def f(carry, row):
+                made = (carry, row, *_run([carry, carry if row is None else row], body))
+                return _fit(made[-1], carry), made[2] if len(made) > 2 else carry
+
+            if x.ndim:
+                carry, ys = tl.scan(f, c, x, reverse=reverse, unroll=unroll)
+            else:
+                carry, ys = tl.scan(f, c, None, length=n, reverse=reverse, unroll=unroll)
+            out = carry + tl.cast(tl.sum(ys), carry.dtype)
+        else:
+            _, x, trips, bound, body = step
+            x = pool[x]
+
+            def body_fn(state):
+                i, v = state
+                return i + 1, _fit((v, *_run([v, tl.cast(i, v.dtype)], body))[-1], v)
+
+            out = tl.while_loop(lambda s: s[0] < trips, body_fn, (tl.tensor(0), x), maximum_iterations=bound)[1]
         pool.append(out)
     return tuple(pool[len(inputs) :])
 
 
-def _same(expected, got, what):
+def _same(expected, got, what, zero_signs=True):
     assert len(expected) == len(got)
     for k, (e, g) in enumerate(zip(expected, got)):
         assert (np.dtype(e.dtype), tuple(e.shape)) == (np.dtype(g.dtype), tuple(g.shape)), (
@@ -183,7 +259,7 @@ def _same(expected, got, what):
         )
         got, want = np.asarray(g.numpy()), np.asarray(e.numpy())
         assert np.array_equal(np.isnan(got), np.isnan(want)), f"{what} value {k}: NaN at {got} vs {want}"
-        zeros = want == 0
+        zeros = (want == 0) & zero_signs
         assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros])), f"{what} value {k}: {got} vs {want}"
         tol = 1e-6 if np.dtype(e.dtype) == np.float32 else 1e-12
         np.testing.assert_allclose(
@@ -208,6 +284,62 @@ def test_optimized_equals_unoptimized_equals_eager(program):
     _same(eager, unoptimized, "unoptimized graph")
     _same(eager, optimized, "optimized graph")
     assert graph.optimize().verify() is not None
+
+
+@st.composite
+def control_flow_programs(draw):
+    """Programs of the same catalogue with ``tl.cond``/``tl.scan``/``tl.while_loop`` steps, nested two deep."""
+    shape = draw(st.sampled_from(SHAPES))
+    dtype = draw(st.sampled_from(FLOAT_DTYPES))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    inputs = [rng.uniform(-2, 2, shape).astype(dtype) for _ in range(2)]
+    inputs[0].flat[rng.integers(0, inputs[0].size)] = draw(st.sampled_from([np.nan, np.inf, -0.0, 1.0]))
+    return inputs, _steps(draw, 2, draw(st.integers(1, 4)), control_flow=2)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@settings(max_examples=30, deadline=None)
+@given(program=control_flow_programs())
+def test_control_flow_optimized_equals_unoptimized_equals_eager(program):
+    """Branches and loop bodies run optimized (``executor.runner``); unoptimized, they run as traced."""
+    from tensorlib.graph import executor
+
+    inputs, steps = program
+    eager = _run([tl.tensor(x) for x in inputs], steps)
+    graph = tl.function(lambda *xs: _run(list(xs), steps)).get_graph(*inputs)
+    optimized = graph(*inputs)
+    again = graph(*inputs)  # the second run: the compiled plans, pooled buffers
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(executor, "runner", executor.executable)  # subgraphs run as traced too
+        unoptimized = [tl.tensor(r) for r in executor.executable(graph).run(list(inputs), [])]
+    _same(eager, unoptimized, "unoptimized graph")
+    _same(eager, optimized, "optimized graph")
+    _same(eager, again, "optimized graph, second run")
+    assert graph.optimize().verify() is not None
+
+
+def _loss(*xs, steps):
+    """A scalar of every float value the program makes (non-finite values masked out)."""
+    total = tl.tensor(0.0, dtype=xs[0].dtype)
+    for value in _run(list(xs), steps):
+        if value.dtype.kind == "f":
+            total = total + tl.cast(tl.sum(tl.where(tl.isfinite(value), value, 0.0)), total.dtype)
+    return total
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@settings(max_examples=15, deadline=None)
+@given(program=control_flow_programs())
+def test_control_flow_gradients_traced_equal_eager(program):
+    """Finite inputs, and the sign of a zero gradient not compared: a branch or body's gradient is computed
+    whole (as in JAX), so an unused result's zero cotangent times a NaN partial is NaN, and a structurally zero
+    part adds +0.0 to a -0.0, where eager's tape skips what the loss does not reach."""
+    inputs, steps = program
+    inputs = [np.nan_to_num(x, posinf=1.5, neginf=-1.5) for x in inputs]
+    grad = tl.grad(lambda a, b: _loss(a, b, steps=steps), argnums=(0, 1))
+    eager = grad(*[tl.tensor(x) for x in inputs])
+    traced = tl.function(grad)(*inputs)
+    _same(eager, traced, "traced gradient", zero_signs=False)
 
 
 # Pool window (kh, kw), pool strides (sh, sw) and filter size (fh, fw) for the conv + pool fusions.

@@ -615,6 +615,38 @@ def test_relu_kernels_split_between_threads_and_keep_dtype(monkeypatch):
     np.testing.assert_array_equal(nn.relu(x_t), np.maximum(x_t, 0))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64])
+def test_relu_against_an_array_of_zeros_is_the_scalar_maximum_bit_for_bit(dtype, monkeypatch):
+    """ReLU compares with an array of zeros (NumPy's vectorized loop): the same bits as ``np.maximum(x, 0)``,
+    signed zeros, NaNs of either sign and infinities included, for blocks of every layout and for a block too big
+    for the kept zeros (the scalar then)."""
+    from tensorlib.backends.numpy_nn import activations, fused
+
+    monkeypatch.setattr(activations, "_ZEROS_MAX_BYTES", 2048)
+    monkeypatch.setattr(activations, "_ZEROS_MIN_SIZE", 8)
+    rng = np.random.default_rng(12)
+    special = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, -1e-40, 1e-40, -1.0, 3.0])
+    for shape in [(37,), (9, 33), (600, 7), ()]:
+        x = rng.standard_normal(shape) * 10
+        if x.ndim and np.dtype(dtype).kind == "f":
+            x.flat[: special.size] = special[: x.size]
+        x = x.astype(dtype)
+        for view in [x, x.T, x[::-1], np.asfortranarray(x)] if x.ndim else [x]:
+            expected = np.maximum(view, 0)
+            got = nn.relu(view)
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(_bits(got), _bits(expected))
+            block = np.array(view)
+            fused._relu(block)
+            np.testing.assert_array_equal(_bits(block), _bits(expected.astype(block.dtype)))
+    zeros = activations._zeros.get(np.dtype(dtype))
+    assert zeros is None or not zeros.any()  # never written through an ``out``
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
 def test_same_avg_pool_divides_by_real_cells_only():
     x = np.ones((1, 3, 3, 1))
     pads = resolve(x.shape, (2, 2), (2, 2), (1, 1), "SAME")  # ((0, 1), (0, 1))

@@ -134,3 +134,33 @@ def test_not_applied_off_the_numpy_backend():
     np.testing.assert_allclose(
         loss.numpy(), _step()(params, np.ones((2, size, size, 1), np.float32), np.array([0, 1]))[0].numpy(), rtol=1e-5
     )
+
+
+@pytest.mark.parametrize(
+    ("pool", "kernel", "in_c", "pads"),
+    [
+        ((2, 2), (5, 5), 1, ((2, 2), (2, 2))),  # the LeNet layer: each phase reads 31 of the 38 rows
+        ((1, 2), (3, 3), 2, ((1, 1), (1, 1))),  # one pool row: first and last at once
+        ((3, 3), (2, 3), 3, ((1, 0), (0, 2))),  # a middle pool row (all the rows), uneven pads
+        ((3, 2), (1, 1), 1, ((0, 0), (0, 0))),  # a 1x1 filter
+    ],
+)
+def test_phase_filter_gradient_of_the_rows_each_phase_reads(pool, kernel, in_c, pads, monkeypatch):
+    """The filter and bias gradients from phase-ordered output gradients, each phase's GEMM over the planes' rows
+    that its taps meet and its own row of ones (with thin-GEMM pieces shorter than a block), against the float64
+    loop reference on the NHWC gradient."""
+    from tensorlib.backends.numpy_nn import blocks, phases
+    from tensorlib.testing import references
+
+    monkeypatch.setattr(blocks, "_BLAS_SINGLE_THREAD_FLOPS", 4096)
+    rng = np.random.default_rng(5)
+    (ph, pw), (kh, kw) = pool, kernel
+    out_c, cells = 4, (3, 2)
+    out_h, out_w = ph * cells[0], pw * cells[1]
+    x = rng.standard_normal((3, out_h + kh - 1 - sum(pads[0]), out_w + kw - 1 - sum(pads[1]), in_c))
+    dh = rng.standard_normal((3, out_h, out_w, out_c))
+    in_phases = np.stack([dh[:, a::ph, b::pw] for a in range(ph) for b in range(pw)])
+    dw, db = phases.conv2d_backprop_filter_bias_phases(x, (kh, kw, in_c, out_c), in_phases, pads, pool)
+    expected = references.conv2d_backprop_filter(x, (kh, kw, in_c, out_c), dh, 1, pads)
+    np.testing.assert_allclose(dw, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(db, dh.sum(axis=(0, 1, 2)), rtol=1e-12, atol=1e-12)

@@ -1397,7 +1397,31 @@ def _filtered_along_the_last_axis(mode, op, inputs, physical, batched, attrs, sp
     return dispatch.apply(op, tuple(physical), attrs)
 
 
-_RULES["AllPoleFilter"] = _RULES["FirFilter"] = _filtered_along_the_last_axis
+_RULES["AllPoleFilter"] = _RULES["FirFilter"] = _RULES["SosFilter"] = _filtered_along_the_last_axis
+
+
+def _sections_from_states(mode, op, inputs, physical, batched, attrs, specs):
+    """SosFilterFrom (ops/iir.py): the signal's batch leads (repeated when unbatched), the states' goes after
+    their sections axis; mapped sections fall back to one run per element."""
+    if batched[0]:
+        return None
+    x = _repeated(mode, inputs[1], physical[1], batched[1])
+    zi = _array.moveaxis(_repeated(mode, inputs[2], physical[2], batched[2]), 0, 1)
+    return dispatch.apply(op, (physical[0], x, zi), attrs)
+
+
+_RULES["SosFilterFrom"] = _sections_from_states
+
+
+def _rational_filter(mode, op, inputs, physical, batched, attrs, specs):
+    """LinearFilter (ops/iir.py): a mapped signal runs once on the whole batch; mapped coefficients fall back to
+    one run per element."""
+    if batched[0] or batched[1]:
+        return None
+    return dispatch.apply(op, tuple(physical), attrs)
+
+
+_RULES["LinearFilter"] = _rational_filter
 _DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}
 
 

@@ -154,7 +154,9 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
             if isinstance(value, Graph):
                 attrs[name] = {"$graph": _graph_doc(value, arrays, include_captures, f"{prefix}n{k}.{name}.")}
             else:
-                attrs[name] = encode(value, f"graph.save: node {k} ({node.op_type}) attribute {name!r}")
+                attrs[name] = encode(
+                    value, f"graph.save: node {k} ({node.op_type}) attribute {name!r}{_inside(prefix)}"
+                )
         nodes.append(
             {
                 "op": node.op_type,
@@ -178,6 +180,14 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
         # a graph that calls tl.stats runs with NumPy's warnings off (Graph.quiet); files without the key: not quiet
         **({"quiet": True} if graph.quiet else {}),
     }
+
+
+def _inside(prefix: str) -> str:
+    """Where a subgraph's node is, for an error: ``" (in the body of node 3)"`` for the prefix ``"n3.body."`` (nested
+    ones innermost first); nothing for the graph itself."""
+    parts = prefix.split(".")[:-1]
+    places = [f"the {parts[i + 1]} of node {parts[i][1:]}" for i in range(len(parts) - 2, -1, -2)]
+    return f" (in {', in '.join(places)})" if places else ""
 
 
 def _spec(t) -> dict:

@@ -1140,7 +1140,11 @@ class Function:
         if self.input_signature is not None:
             # A spec of unknown rank traces once per rank: the ranks of its arguments pick the graph.
             ranks = tuple(len(args[i + len(instance)].shape) for i in self._any_rank)
-            return ("input_signature", *instance, ranks, _grad_registry.override_key()), feeds, keep
+            return (
+                ("input_signature", *instance, ranks, _grad_registry.override_key(), _backends.current()),
+                feeds,
+                keep,
+            )
         statics = self._static_pos
         # Plain leaves (the common case) skip the tree walk.
         key = [*instance] + [
@@ -1160,6 +1164,9 @@ class Function:
                 )
             )
         key.append(_grad_registry.override_key())
+        # The backend new tensors are made on (a `with tl.backend(...)` block, set_backend): a graph bakes in
+        # where its tl.ones / tl.random draws live, as tf.function's key holds the device scope.
+        key.append(_backends.current())
         return tuple(key), feeds, keep
 
     def _concrete_for(self, args, kwargs, warn=True, method=False):
@@ -1321,6 +1328,7 @@ class Function:
             if overrides
             else "none active",
         )
+        call["tl.backend"] = ("value", repr(_backends.current().name))
         return call
 
     def _trace(self, args, kwargs, key, keep, stale=None, warn=True, method=False):

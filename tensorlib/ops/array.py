@@ -844,7 +844,7 @@ def ravel(x, order: str = "C") -> Tensor:
 
 # ------------------------------------------------------------------ joining and splitting
 def _several(arys):
-    out = tuple(as_tensor(a) for a in arys)
+    out = tuple(math_ops.unaliased(as_tensor(a)) for a in arys)
     return out[0] if len(out) == 1 else out
 
 
@@ -1585,7 +1585,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
         raise ValueError(f"diff: order n must be non-negative, got {n}")
     ax = normalize_axis(axis, a.ndim, f"diff (shape {a.shape}): axis")
     if n == 0:  # NumPy ignores prepend and append then
-        return a
+        return math_ops.unaliased(a)
     edge_shape = tuple(1 if i == ax else d for i, d in enumerate(a.shape))
     parts = []
     for name, extra in (("prepend", prepend), ("a", a), ("append", append)):

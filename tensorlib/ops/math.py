@@ -13,7 +13,7 @@ from .. import dtypes as _dt
 from ..backends import base as _backends
 from ..dispatch import apply
 from ..grad.registry import not_differentiable, register_gradient
-from ..tensor import Tensor
+from ..tensor import Tensor, Variable
 from ._shapes import broadcast_shapes
 from .registry import defop, spec
 
@@ -485,6 +485,13 @@ def identity(x) -> Tensor:
     return apply(_identity, (x,))
 
 
+def unaliased(x):
+    """``x`` returned by a function that has nothing to do to it: a Tensor as it is (values are immutable), a
+    Variable's current value as a new Tensor (what ``read_value`` gives), so that the result neither follows a
+    later ``assign`` nor is the Variable an ``assign`` on it would change.  Anything else as it is."""
+    return apply(_identity, (x,)) if isinstance(x, Variable) else x
+
+
 _stop = defop(
     "StopGradient",
     inputs=("x",),
@@ -707,10 +714,19 @@ def clip(x, clip_value_min, clip_value_max) -> Tensor:
         x = dispatch.as_tensor(x)
         if clip_value_min is None and clip_value_max is None:
             return identity(x)
-        lowest, highest = _unbounded(x.dtype)
+        # No bound: one that clips nothing in the dtype x and the given bound promote to (int32 x clipped
+        # below by 1e10 is float64; an int32 ceiling would make every element 2**31 - 1).
+        lowest, highest = _unbounded(_clip_dtype(x, clip_value_max if clip_value_min is None else clip_value_min))
         clip_value_min = lowest if clip_value_min is None else clip_value_min
         clip_value_max = highest if clip_value_max is None else clip_value_max
     return apply(_clip, (x, clip_value_min, clip_value_max))
+
+
+def _clip_dtype(x: Tensor, bound) -> np.dtype:
+    """The dtype ``clip`` gives for ``x`` and one bound: a Python number is weak, anything else promotes."""
+    if isinstance(bound, (bool, int, float, complex)) and not isinstance(bound, np.generic):
+        return _dt.weak_scalar_dtype(bound, x.dtype)
+    return _dt.promote_types(x.dtype, dispatch.as_tensors(x, bound)[1].dtype)
 
 
 def _unbounded(dtype):

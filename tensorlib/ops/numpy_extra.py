@@ -104,7 +104,7 @@ def broadcast_arrays(*args) -> tuple:
             + ", ".join(f"{_shape_of(t)} ({t.dtype})" for t in ts)
             + " cannot be broadcast together"
         ) from None
-    return tuple(t if _shape_of(t) == shape else _full_broadcast(t, shape, ts) for t in ts)
+    return tuple(math_ops.unaliased(t) if _shape_of(t) == shape else _full_broadcast(t, shape, ts) for t in ts)
 
 
 # ------------------------------------------------------------------ ranges
@@ -424,7 +424,7 @@ def rollaxis(a, axis: int, start: int = 0) -> Tensor:
     if axis < start:
         start -= 1
     if axis == start:
-        return a
+        return math_ops.unaliased(a)
     return moveaxis(a, axis, start)
 
 
@@ -460,7 +460,7 @@ def block(arrays) -> Tensor:
 
     def assemble(a, level):
         if not isinstance(a, list):
-            t = as_tensor(a)
+            t = math_ops.unaliased(as_tensor(a))
             return (
                 shape_ops.reshape(t, (1,) * (ndim - t.ndim) + _shape_of(t))
                 if t.ndim < ndim and None not in t.shape
@@ -1449,7 +1449,14 @@ def histogram_edges(a, bins, range, who: str, where: str, range_dtype=None):  # 
                 raise ValueError(f"{who}: range must be finite with min <= max, got ({first}, {last}) {where}")
             if first == last:
                 first, last = first - 0.5, last + 0.5
-            edge_type = np.result_type(first, last, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
+            # NumPy's result_type of the range and a: Python numbers are weak, NumPy scalars and arrays are not
+            # (float32 data over range=(np.float64(0), np.float64(0.1)) has float64 edges, so 0.1f lies past them)
+            typed = [
+                np.dtype(r.dtype)
+                for r in (() if range is None else range)
+                if isinstance(r, (np.generic, np.ndarray, Tensor))
+            ]
+            edge_type = np.result_type(first, last, *typed, np.dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
             if range_dtype is not None and (range is not None or a.shape[0] == 0):  # NumPy's Python-number ends
                 edge_type = np.dtype(range_dtype)
             spaced = np.linspace(first, last, int(bins) + 1, dtype=edge_type)

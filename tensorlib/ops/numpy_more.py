@@ -871,7 +871,9 @@ def pad_by_statistic(x, widths, mode: str, stat_length=None) -> Tensor:
             value = statistic(
                 shape_ops.getitem(x, (slice(None),) * axis + (slice(start, stop),)), axis=axis, keepdims=True
             )
-            if x.dtype.kind in "biu" and mode in ("mean", "median"):  # NumPy rounds half to even, then casts
+            if x.dtype == _dt.bool_ and mode in ("mean", "median"):  # NumPy stores the float: nonzero is True
+                value = value != 0
+            elif x.dtype.kind in "iu" and mode in ("mean", "median"):  # NumPy rounds half to even, then casts
                 value = math_ops.cast(math_ops.round(value), x.dtype)
             parts.append(repeat(value, width, axis=axis))
         x = shape_ops.concat([p for p in (parts[0], x, parts[1]) if p is not None], axis=axis)
@@ -906,7 +908,9 @@ def pad_linear_ramp(x, widths, end_values=0) -> Tensor:
             steps = np.arange(width - 1, -1, -1) if reverse else np.arange(width)  # the after ramp runs outwards
             steps = steps.reshape((-1,) + (1,) * (x.ndim - axis - 1)).astype(_dt.real_dtype(wide.dtype))
             ramp = steps * ((wide - end) / width) + end  # NumPy's linspace: i * step + start
-            if x.dtype.kind in "biu":
+            if x.dtype == _dt.bool_:  # NumPy's linspace(dtype=bool): nonzero is True, no floor
+                ramp = ramp != 0
+            elif x.dtype.kind in "iu":
                 ramp = math_ops.cast(math_ops.floor(ramp), x.dtype)
             parts.append(ramp)
         x = shape_ops.concat([p for p in (parts[0], x, parts[1]) if p is not None], axis=axis)
@@ -966,11 +970,15 @@ _ODD = ("even", "odd")
 def _pad_reflect_odd(x, axis: int, before: int, after: int, include_edge: bool) -> Tensor:
     """numpy.pad's ``reflect_type='odd'`` along ``axis``: chunks ``2 * edge - reflected`` added at both ends in
     NumPy's order (``_set_reflect_both``: each round reflects at most the part a period allows, about the current
-    edge), so widths past the axis repeat it as NumPy does; slices and concatenations, so differentiable."""
+    edge), so widths past the axis repeat it as NumPy does; slices and concatenations, so differentiable.  A bool
+    ``x`` stays bool, as NumPy stores the chunks (nonzero is True)."""
     period = x.shape[axis]
 
     def part(t, index):
         return shape_ops.take(t, np.asarray(index, np.int64), axis=axis)
+
+    def stored(chunk):  # NumPy computes 2 * edge - reflected in int64 for bools and stores it: nonzero is True
+        return chunk != 0 if x.dtype == _dt.bool_ else chunk
 
     while before > 0 or after > 0:
         length = x.shape[axis]
@@ -981,12 +989,12 @@ def _pad_reflect_odd(x, axis: int, before: int, after: int, include_edge: bool) 
         chunks = [None, None]
         if before > 0:
             size = min(usable, before)
-            chunks[0] = 2 * part(x, [0]) - part(x, np.arange(size - offset, -offset, -1))
+            chunks[0] = stored(2 * part(x, [0]) - part(x, np.arange(size - offset, -offset, -1)))
             before -= size
         if after > 0:
             size = min(usable, after)
-            chunks[1] = 2 * part(x, [length - 1]) - part(
-                x, np.arange(length - 2 + offset, length - 2 + offset - size, -1)
+            chunks[1] = stored(
+                2 * part(x, [length - 1]) - part(x, np.arange(length - 2 + offset, length - 2 + offset - size, -1))
             )
             after -= size
         x = shape_ops.concat([c for c in (chunks[0], x, chunks[1]) if c is not None], axis=axis)

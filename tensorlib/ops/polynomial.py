@@ -33,8 +33,9 @@ def _describe(name: str, t: Tensor) -> str:
 
 
 def _coefficients(p, who: str, name: str = "p", float_result: bool = True) -> Tensor:
-    """``p`` as a 1-d tensor (0-d becomes length 1, as ``np.atleast_1d``) of a float or complex dtype."""
-    p = as_tensor(p)
+    """``p`` as a 1-d tensor (0-d becomes length 1, as ``np.atleast_1d``) of a float or complex dtype (a
+    Variable's current value, never the Variable: ``polyder(v, 0)`` gives ``p`` back)."""
+    p = math_ops.unaliased(as_tensor(p))
     if p.ndim > 1:
         raise ValueError(f"{who}: {name} must be a 1-d coefficient vector, got {_describe(name, p)}")
     if p.ndim == 0:

@@ -544,6 +544,67 @@ def normal_like(x, mean=0.0, stddev=1.0, key=None, salt=None) -> Tensor:
     return samples * stddev + mean
 
 
+def _uniform_like_infer(x, *key, dtype, seed, a, b):
+    check_key(key)
+    _check_draw("uniform", dtype, a, b)
+    return spec(x.shape, dtype)
+
+
+_uniform_like = defop(
+    "RandomUniformLike",
+    inputs=("x",),
+    attrs={"dtype": _dt.float32, "seed": None, "a": 0.0, "b": 1.0},
+    infer=_uniform_like_infer,
+    differentiable=False,
+    variadic=True,
+    stateful=True,
+    doc="Uniform samples in [a, b) of x's shape (its values unread), also where that shape is known only when the "
+    "graph runs. With a key input (a draw in a branch or loop body), a function of the key and the seed.",
+)
+
+
+@_uniform_like.per_backend
+def _uniform_like_kernel(backend, x, *key, dtype, seed, a, b):
+    if key:
+        return backend.random(keyed_generator(backend, key[0], seed), "uniform", x.shape, dtype, a, b)
+    return _gen(seed).draw_array(backend, "uniform", tuple(x.shape), dtype, a, b)
+
+
+KEYED["RandomUniformLike"] = 1
+
+
+def uniform_like(x, minval: float = 0.0, maxval: float = 1.0, key=None, salt=None) -> Tensor:
+    """Uniform samples in ``[minval, maxval)`` of ``x``'s shape and float dtype, also where that shape is known
+    only when a graph runs (a ``TensorSpec`` of unknown batch: :func:`uniform` needs its shape when traced).  The
+    draws of :func:`uniform`'s for that shape (NumPy's ``uniform(minval, maxval)``, rounded to the dtype and kept
+    below ``maxval``) from the stream ``tl.random.seed`` resets (``salt``: a seed), or with ``key`` (an int64
+    scalar tensor) a function of the key and ``salt`` (an int, 0 if not given), as :func:`normal_like`'s.  ``minval``
+    and ``maxval`` are numbers, finite with ``minval <= maxval``.  Not differentiable.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> draw = tl.function(lambda x: tl.random.uniform_like(x))
+    >>> draw.get_graph(tl.TensorSpec((None, 2))).outputs[0].shape
+    (None, 2)
+    >>> u = draw(np.zeros((3, 2), np.float32)).numpy()
+    >>> u.shape, u.dtype.name, bool(((0 <= u) & (u < 1)).all())
+    ((3, 2), 'float32', True)
+    """
+    x = as_tensor(x)
+    if x.dtype.kind != "f":
+        raise TypeError(
+            f"tl.random.uniform_like: x must be a float tensor (the samples take its dtype), got shape "
+            f"{tuple(x.shape)} {x.dtype}"
+        )
+    low, high = (_checked_float("uniform_like", name, v) for name, v in (("minval", minval), ("maxval", maxval)))
+    if not low <= high:
+        raise ValueError(f"tl.random.uniform_like: minval must not exceed maxval, got {minval!r} and {maxval!r}")
+    attrs = {"dtype": x.dtype, "a": low, "b": high}
+    if key is None:
+        return apply(_uniform_like, (x,), {**attrs, "seed": _as_seed(salt, "tl.random.uniform_like")})
+    salt = 0 if salt is None else _as_seed(salt, "tl.random.uniform_like: salt")
+    return apply(_uniform_like, (x, key), {**attrs, "seed": salt})
+
+
 def _per_sample(op, who, name, value, shape, dtype, seed, backend, bound, param_dtype) -> Tensor:
     from .shape import broadcast_to
 

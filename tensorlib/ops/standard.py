@@ -21,7 +21,7 @@ from .. import dtypes as _dt
 from ..tensor import Tensor
 from .creation import tensor, zeros
 from .elementwise import arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, bitwise_not
-from .math import cast, power, zeros_like
+from .math import cast, power, unaliased, zeros_like
 from .shape import getitem, transpose
 
 __all__ = [
@@ -62,7 +62,8 @@ newaxis = None
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
     """The standard's ``asarray``: :func:`tl.tensor <tensorlib.tensor>` (a Tensor is returned as it is when no
-    other dtype is asked for; Tensors are immutable, so ``copy=True`` changes nothing a caller can observe).
+    other dtype is asked for; Tensors are immutable, so ``copy=True`` changes nothing a caller can observe; a
+    Variable gives its current value, which a later ``assign`` does not change).
     ``copy=False`` raises ValueError where a copy is needed, as the standard and NumPy 2 ask: for a list, a
     NumPy array (converting one makes a value tensorlib owns) or another dtype.
 
@@ -79,7 +80,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
             f"only by a copy (copy=None copies where needed)"
         )
     if isinstance(obj, Tensor):
-        return obj if same else cast(obj, dtype)
+        return unaliased(obj) if same else cast(obj, dtype)
     return tensor(obj, dtype=dtype)
 
 

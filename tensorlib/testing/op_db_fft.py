@@ -8,8 +8,9 @@ perturbed, JAX's convention); real entries in float64, where ``fft`` of a
 real signal differentiates back to a real gradient.
 
 >>> from tensorlib.testing.op_db_fft import OPINFOS
->>> sorted({t for info in OPINFOS for t in info.op_types})
-['AllPoleFilter', 'FFTN', 'FirFilter', 'IRFFTN', 'MatrixSolve', 'RFFTN', 'Roll']
+>>> sorted({t for info in OPINFOS for t in info.op_types})  # doctest: +NORMALIZE_WHITESPACE
+['AllPoleFilter', 'FFTN', 'FirFilter', 'IRFFTN', 'LinearFilter', 'MatrixSolve', 'RFFTN', 'Roll', 'SosFilter',
+ 'SosFilterFrom']
 """
 
 from __future__ import annotations
@@ -524,7 +525,7 @@ OPINFOS += [
     _signal_entry(
         "lfilter",
         _lfilter_samples,
-        ("AllPoleFilter", "FirFilter"),
+        ("LinearFilter",),
         error_inputs=_FILTER_ERRORS,
     ),
     _signal_entry(
@@ -558,7 +559,7 @@ OPINFOS += [
     _signal_entry(
         "sosfilt",
         lambda dtype: _sos_samples(dtype, "filt"),
-        ("AllPoleFilter", "FirFilter"),
+        ("SosFilter",),
         error_inputs=(
             ErrorInput((np.ones((2, 5)), np.ones(3)), exc=ValueError, match=r"^sosfilt: sos must have shape"),
             ErrorInput((np.full((1, 6), 2.0), np.ones(3)), exc=ValueError, match=r"^sosfilt: sos\[:, 3\] must be all"),
@@ -583,7 +584,7 @@ OPINFOS += [
     _signal_entry(
         "sosfiltfilt",
         lambda dtype: _sos_samples(dtype, "filtfilt"),
-        ("AllPoleFilter",),
+        ("SosFilterFrom",),
     ),
 ]
 

@@ -120,6 +120,27 @@ OPINFOS = [
         ),
     ),
     OpInfo(
+        "random.uniform_like",
+        lambda x, seed, dtype, **bounds: apply(
+            get("RandomUniformLike"), (x,), {"seed": seed, "dtype": dtype, **bounds}
+        ),
+        lambda x, seed, dtype, **bounds: np.minimum(
+            np.asarray(np.random.default_rng(seed).uniform(0.0, 1.0, np.shape(x))).astype(dtype),
+            np.nextafter(dtype.type(1), dtype.type(0)),  # a draw rounded up to 1: the largest number below it
+        ),
+        _parameters(-3.0, 3.0),
+        op_types=("RandomUniformLike",),
+        differentiable=False,
+        error_inputs=(
+            ErrorInput(
+                (np.zeros(2),),
+                {"seed": 0, "dtype": _dt.float32, "a": 2.0, "b": 1.0},
+                exc=ValueError,
+                match=r"RandomUniformLike: minval and maxval must be finite numbers, minval <= maxval, got 2.0 and 1.0",
+            ),
+        ),
+    ),
+    OpInfo(
         "random.gamma_grad",
         lambda alpha, sample: apply(get("RandomGammaGrad"), (alpha, sample)),
         _gamma_grad_reference,

@@ -10,6 +10,34 @@ from .blocks import _parallel, _share_blocks, _shared_blocks
 # enough that threads share the rows out evenly.
 _ELEMENTWISE_BLOCK_BYTES = 1 << 20
 
+# NumPy's maximum runs its vectorized loop only when both operands are arrays: against the scalar 0 it takes the
+# element-by-element one, five times slower (NumPy 2.4, AVX2, 50176 float32 values in cache: 61 us against 12.6
+# us).  So ReLU compares with a read-only array of zeros (the same ufunc, so the same bits, NaN and -0.0
+# included), kept per dtype up to this size; a bigger block (a single row over it) compares with the scalar.
+_ZEROS_MAX_BYTES = 4 << 20
+# Below this many values the scalar's slower loop costs less than finding the zeros (about a microsecond).
+_ZEROS_MIN_SIZE = 2048
+_zeros: dict = {}
+
+
+def _zeros_like(x: np.ndarray):
+    """A read-only array of zeros of ``x``'s floating shape and dtype, or the scalar 0 when ``x`` is small, too big
+    for the kept zeros or not floating (where the scalar's type rules would differ)."""
+    dtype = x.dtype
+    if dtype.kind != "f" or x.size < _ZEROS_MIN_SIZE or x.nbytes > _ZEROS_MAX_BYTES:
+        return 0
+    zeros = _zeros.get(dtype)
+    if zeros is None or zeros.size < x.size:
+        zeros = np.zeros(max(x.size, 4096), dtype)
+        zeros.flags.writeable = False
+        _zeros[dtype] = zeros  # (one assignment: a thread that raced it keeps its own, as good)
+    return zeros[: x.size].reshape(x.shape)
+
+
+def relu_block(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``np.maximum(x, 0, out=out)`` bit for bit, on NumPy's vectorized loop (see :data:`_ZEROS_MAX_BYTES`)."""
+    return np.maximum(x, _zeros_like(x), out=out)
+
 
 def _row_blocks(array: np.ndarray):
     row_bytes = max(1, array.nbytes // max(1, array.shape[0]))
@@ -25,7 +53,7 @@ def relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
     def run(blocks):
         for first, last in blocks:
-            np.maximum(x[first:last], 0, out=out[first:last])
+            relu_block(x[first:last], out[first:last])
 
     _share_blocks(run, _row_blocks(x), _parallel(x.nbytes))
     return out

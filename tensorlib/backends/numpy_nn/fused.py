@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .activations import relu_block
 from .blocks import Pads, Pair, _parallel, _share_blocks, _shared_blocks, resolve_conv_padding
 from .conv import conv2d
 from .pool import _max_pool_images, _PoolPlan
@@ -24,7 +25,7 @@ BLOCK_BYTES = 1 << 20
 
 
 def _relu(block):
-    np.maximum(block, 0, out=block)
+    relu_block(block, block)
 
 
 def _tanh(block):

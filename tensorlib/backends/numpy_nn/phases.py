@@ -19,8 +19,9 @@ for the filter's taps are summed.  The planes copy fewer input values than one p
 14 x 14 against 25 taps of 28 x 28 per channel for a 5x5 conv pooled 2x2) in runs as long as a plane's
 rows.
 
-Each element of ``h`` is the conv's sum of products and the bias (the zero taps add exact zeros; the
-bias is a last row of the GEMM, against a row of ones), in BLAS's order: equal to the NHWC kernels' to
+The filter gradient of each phase reads only the planes' rows that its filter's taps meet (``KH`` of the ``KH + PH -
+1`` plane rows; see ``_PhasePlan.phase_rows``).  Each element of ``h`` is the conv's sum of products and the bias (the zero taps add
+exact zeros; the bias is a first or last row of the GEMM, against a row of ones), in BLAS's order: equal to the NHWC kernels' to
 rounding.  A zero tap times an inf or NaN input would be NaN where the conv
 has none, so an input block that is not finite is convolved by :func:`.conv.conv2d` and reordered.  The
 pool (maxima in :func:`.pool.max_pool`'s order) and its gradient (each window's gradient to its first
@@ -108,22 +109,24 @@ class _PhasePlan:
         # With the result (the forward): a block's planes and its result (all phases) stay in L2 for the pool
         # that reads them back.  Without (the filter gradient): bigger blocks of planes, fewer GEMM calls.
         result = self.phases * self.channels if with_result else 0
-        row_bytes = (self.depth + 1 + result) * self.compute_dtype.itemsize
+        row_bytes = (self.depth + (1 if with_result else 2) + result) * self.compute_dtype.itemsize  # (rows of ones)
         budget = _PLANES_BLOCK_BYTES if with_result else _FILTER_PLANES_BLOCK_BYTES
         self.images = _images_per_block(self.batch, self.pixels_per_image * row_bytes, budget)
 
     def blocks(self, parallel: bool):
         return _shared_blocks(self.batch, self.images, parallel)
 
-    def planes_matrix(self, padded: np.ndarray, ones: bool = False) -> np.ndarray:
-        """The ``(planes * Cin, pixels)`` matrix of the padded image block's shifted planes (with a row of
-        ones below when ``ones``): its row ``(s * planes_w + t) * Cin + c`` is ``padded[n, s + PH * p, t + PW
-        * q, c]`` over the block's pixels ``(n, p, q)``."""
+    def planes_matrix(self, padded: np.ndarray, ones: int = 0) -> np.ndarray:
+        """The ``(planes * Cin, pixels)`` matrix of the padded image block's shifted planes, with ``ones`` rows
+        of ones: with 1, one below; with 2, one above and one below (its row ``(s * planes_w + t) * Cin + c``
+        then one further down) for :meth:`phase_rows`.  That row is ``padded[n, s + PH * p, t + PW * q, c]``
+        over the block's pixels ``(n, p, q)``."""
         images = padded.shape[0]
         pixels = images * self.pixels_per_image
         storage = _scratch("phase_planes", (self.depth + ones) * pixels, self.compute_dtype)
         (sh, sw), (ph, pw) = self.planes, self.pool
-        grid = storage[: self.depth * pixels].reshape(sh, sw, self.in_channels, images, *self.cells)
+        first = (ones == 2) * pixels
+        grid = storage[first : first + self.depth * pixels].reshape(sh, sw, self.in_channels, images, *self.cells)
         s_n, s_h, s_w, s_c = padded.strides
         views = np.lib.stride_tricks.as_strided(
             padded,
@@ -133,12 +136,29 @@ class _PhasePlan:
         )
         np.copyto(grid, views)
         if ones:
-            storage[self.depth * pixels :] = 1
+            storage[:first] = 1
+            storage[first + self.depth * pixels :] = 1
         return storage.reshape(self.depth + ones, pixels)
+
+    def phase_rows(self, a: int) -> tuple[int, int, int]:
+        """``(start, stop, ones)``: the rows of the planes matrix with two rows of ones that the phases of pool
+        row ``a`` read for the filter gradient, and the one row of ones among them that stands for the bias.  A phase reads the planes rows
+        ``a`` to ``a + KH - 1`` alone (its other rows meet zero taps): the first pool row the ones above and
+        those planes, the last those planes and the ones below (a 5x5 filter pooled 2x2: 31 rows of 38, not
+        37 of 37), a middle one all the rows."""
+        band = self.planes[1] * self.in_channels
+        if a == 0:
+            return 0, 1 + self.kernel[0] * band, 0
+        if a == self.pool[0] - 1:
+            return 1 + a * band, self.depth + 2, self.depth + 1
+        return 0, self.depth + 2, 0
 
     def phase_filters(self, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
         """``(P, planes * Cin + 1, Cout)``: the filter at offset ``(a, b)`` in a zero grid of the planes' size,
-        then the bias, for each phase ``a * PW + b``, laid out as the rows of the planes matrix with ones."""
+        then the bias, for each phase ``a * PW + b``, laid out as the rows of the planes matrix with a row of ones.
+
+        (All the rows: a forward GEMM of the rows that each phase reads alone, as the filter gradient does, ran
+        twice as slow in a fresh process, AMD EPYC, OpenBLAS Haswell kernels, unexplained.)"""
         (kh, kw), (sh, sw), (ph, pw) = self.kernel, self.planes, self.pool
         filters = np.zeros((self.phases, self.depth + 1, self.channels), self.compute_dtype)
         grid = filters[:, : self.depth].reshape(ph, pw, sh, sw, self.in_channels, self.channels)
@@ -215,7 +235,7 @@ def conv2d_add_activation_phase_pool(
             if not np.isfinite(padded).all():
                 _reorder_conv(plan, x[start:stop], w, h[:, start:stop], _bias_activation(bias, activation))
             else:
-                planes_t = plan.planes_matrix(padded, ones=True).T
+                planes_t = plan.planes_matrix(padded, ones=1).T
                 for k in range(plan.phases):
                     target = h[k, start:stop].reshape(-1, plan.channels)
                     if needs_cast:
@@ -307,27 +327,32 @@ def conv2d_backprop_filter_bias_phases(
     plan = _PhasePlan(name, x.shape, filter_shape, pads, pool, dtype, with_result=False)
     if dh.shape != plan.h_shape:
         raise ValueError(f"{name}: dh {dh.dtype}{list(dh.shape)} must have the phase-ordered shape {plan.h_shape}")
-    rows = plan.depth + 1
-    step = _thin_gemm_step(rows, plan.channels)
+    # Each phase's sums over the rows it reads (see _PhasePlan.phase_rows), in place in a (P, rows, C) array.
+    rows = plan.depth + 2
+    phase_rows = [plan.phase_rows(k // plan.pool[1]) for k in range(plan.phases)]
+    # Pieces as long as for all the planes' rows and one row of ones: for the 31 rows of a 5x5 filter pooled 2x2,
+    # the longer pieces that its fewer rows allow (256 against 221 pixels) ran twice as slow (AMD EPYC, OpenBLAS
+    # Haswell kernels, 25088 pixels per block), these 7% faster than all 37 rows.
+    step = _thin_gemm_step(plan.depth + 1, plan.channels)
 
     def run(blocks):
         totals = np.zeros((plan.phases, rows, plan.channels), plan.compute_dtype)
         partial = np.empty((rows, plan.channels), plan.compute_dtype)
         padded_blocks = _PaddedBlocks(x, pads, plan.images, 0, plan.compute_dtype)
         for start, stop in blocks:
-            planes = plan.planes_matrix(padded_blocks.load(start, stop), ones=True)
-            for k in range(plan.phases):
+            planes = plan.planes_matrix(padded_blocks.load(start, stop), ones=2)
+            for k, (first, last, _) in enumerate(phase_rows):
                 dy_block = dh[k, start:stop].reshape(-1, plan.channels)
                 if dy_block.dtype != plan.compute_dtype:
                     dy_block = dy_block.astype(plan.compute_dtype)
                 if step:
-                    _add_thin_gemm(planes, dy_block, totals[k], step)
+                    _add_thin_gemm(planes[first:last], dy_block, totals[k, first:last], step)
                 else:
-                    np.matmul(planes, dy_block, out=partial)
-                    totals[k] += partial
+                    np.matmul(planes[first:last], dy_block, out=partial[first:last])
+                    totals[k, first:last] += partial[first:last]
         return totals
 
-    flops = 2 * plan.batch * plan.phases * plan.pixels_per_image * rows * plan.channels
+    flops = 2 * plan.batch * plan.pixels_per_image * plan.channels * sum(last - first for first, last, _ in phase_rows)
     parallel = _parallel(x.nbytes + dh.nbytes, flops)
     with single_threaded:  # each thread's GEMMs on one BLAS thread (see .blas)
         lanes = _share_lanes(run, plan.blocks(parallel), parallel)
@@ -335,9 +360,10 @@ def conv2d_backprop_filter_bias_phases(
     for other in lanes[1:]:
         totals += other
     (kh, kw), (sh, sw), (ph, pw) = plan.kernel, plan.planes, plan.pool
-    grid = totals[:, : plan.depth].reshape(ph, pw, sh, sw, plan.in_channels, plan.channels)
+    grid = totals[:, 1 : 1 + plan.depth].reshape(ph, pw, sh, sw, plan.in_channels, plan.channels)
     dw = np.zeros((kh, kw, plan.in_channels, plan.channels), plan.compute_dtype)
     for a in range(ph):
         for b in range(pw):
             dw += grid[a, b, a : a + kh, b : b + kw]
-    return _into(name, (dw.astype(dtype, copy=False), totals[:, plan.depth].sum(axis=0).astype(dh.dtype)), out)
+    db = np.sum([totals[k, ones] for k, (_, _, ones) in enumerate(phase_rows)], axis=0)
+    return _into(name, (dw.astype(dtype, copy=False), db.astype(dh.dtype)), out)

@@ -7,8 +7,11 @@ import operator
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...backends import numpy_nn as _kernels
+from ...dispatch import as_tensor
 from ...tensor import Tensor
+from .. import math as math_ops
 from ..registry import get
 
 
@@ -79,6 +82,21 @@ def _output_hw(in_hw, window_hw, strides, dilations, padding) -> tuple:
         )[0]
         for d in range(2)
     )
+
+
+def _float_or_float64(x, name: str, what: str = "x") -> Tensor:
+    """``x`` as a tensor for a float-valued function ``name``: integers and bools as float64 (DESIGN §6, NumPy's
+    rule: never float32, which rounds integers past 2**24), floats unchanged, complex refused naming ``what``.
+
+    The one conversion of the composed ``tl.nn`` functions (normalizations, losses, activations built from
+    ops); an op defined with ``defop(..., float_valued=True)`` gets the same cast from dispatch."""
+    x = as_tensor(x)
+    kind = x.dtype.kind
+    if kind == "f":
+        return x
+    if kind in "biu":
+        return math_ops.cast(x, _dt.float64)
+    raise TypeError(f"{name}: {what} must be a real tensor, got {x.dtype} ({what} shape {tuple(x.shape)})")
 
 
 def _check_float(what: str, t) -> None:

@@ -22,6 +22,7 @@ from ._common import (
     _check_matches,
     _check_rank4,
     _delegates_to,
+    _float_or_float64,
     _index,
     _is_nchw,
     _nchw_error,
@@ -258,6 +259,7 @@ def fused_batch_norm(
     if not isinstance(is_training, (bool, np.bool_)):  # "False" or a Tensor would be true: training, silently
         raise TypeError(f"FusedBatchNormV3: is_training must be a bool, got {is_training!r}")
     epsilon = _epsilon(epsilon, "FusedBatchNormV3", x)
+    x = _float_or_float64(x, "FusedBatchNormV3")  # integers and bools: float64 (DESIGN §6)
     if _is_nchw(data_format, "FusedBatchNormV3"):
         try:
             y, batch_mean, batch_var = fused_batch_norm(
@@ -331,6 +333,7 @@ def weighted_moments(x, axes, frequency_weights, keepdims: bool = False) -> tupl
     (1.5, 0.75)
     """
     x, weights = as_tensors(x, frequency_weights)
+    x = _float_or_float64(x, "weighted_moments")  # integers gave integer means, truncated: [1, 2] -> 1
     axes = _moment_axes(axes, "weighted_moments")
     try:
         broadcast_shapes(weights.shape, x.shape)

@@ -23,11 +23,11 @@ from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from .._shapes import normalize_axis
-from ._common import _index, _op_type
+from ._common import _float_or_float64, _index, _op_type
 from .activations import softmax, softplus
 from .conv_composed import _check_width, _one, _padding_1d
 from .dropout import dropout
-from .normalization import _affine, _epsilon, _float_input, _standardized, _widened
+from .normalization import _affine, _epsilon, _standardized, _widened
 from .pool import avg_pool, max_pool, torch_pool
 from .window_pool import tf_padding
 
@@ -238,16 +238,6 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
 
 
 # ------------------------------------------------------------------ losses
-def _float_or_float64(x, name: str, what: str = "x"):
-    """x; integer and bool inputs as float64 (NumPy's rule for float-valued functions)."""
-    x = as_tensor(x)
-    if x.dtype.kind in "biu":
-        return math_ops.cast(x, _dt.float64)
-    if x.dtype.kind != "f":
-        raise TypeError(f"{name}: {what} must be a real tensor, got {x.dtype} ({what} shape {tuple(x.shape)})")
-    return x
-
-
 def _same_shape(a, b, a_name: str, b_name: str, name: str) -> None:
     if len(a.shape) != len(b.shape) or any(
         d is not None and e is not None and d != e for d, e in zip(a.shape, b.shape)
@@ -351,7 +341,7 @@ def instance_norm(x, scale=None, offset=None, epsilon: float = 1e-5) -> Tensor:
     >>> tl.nn.instance_norm(np.array([[[1.0, 5.0], [3.0, 7.0]]]), epsilon=0.0).numpy().tolist()
     [[[-1.0, -1.0], [1.0, 1.0]]]
     """
-    x = _float_input(x, "instance_norm")
+    x = _float_or_float64(x, "instance_norm")
     if x.ndim < 3:
         raise ValueError(f"instance_norm: x must be (batch, spatial..., channels), at least 3-D {_where(x)}")
     axes = tuple(range(1, x.ndim - 1))

@@ -22,7 +22,7 @@ from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from .._shapes import normalize_axis
 from ..registry import defop
-from ._common import _op_type
+from ._common import _float_or_float64, _op_type
 from .activations import _float16_in_float32_kernel, _float16_in_float32_rule, _float_features, softplus
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -316,7 +316,7 @@ def glu(x, axis: int = -1) -> Tensor:
     >>> tl.nn.glu(tl.tensor([[2.0, 4.0, 0.0, 100.0]])).numpy().tolist()
     [[1.0, 4.0]]
     """
-    x = _float_input(x, "glu")
+    x = _float_or_float64(x, "glu")
     where = f"(x shape {tuple(x.shape)}, {x.dtype})"
     if not x.ndim:
         raise ValueError(f"glu: x must have at least one dimension {where}")
@@ -335,18 +335,6 @@ hard_silu = hard_swish  # jax.nn's name for the same function
 soft_sign = softsign  # jax.nn's spelling
 
 
-def _float_input(x, who: str) -> Tensor:
-    """``x`` as a float tensor: integers and bools become float64 (DESIGN §6, NumPy's rule for float-valued
-    functions; ``jax.nn`` gives its default float32, which rounds integers past 2**24); complex refused, naming
-    the function."""
-    x = as_tensor(x)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{who}: x must be real, got shape {tuple(x.shape)} {x.dtype}")
-    if x.dtype.kind in "biu":
-        x = math_ops.cast(x, _dt.float64)
-    return x
-
-
 @_op_type(None, tensors=("x",))
 def identity(x) -> Tensor:
     """The identity activation (``jax.nn.identity``, Keras' ``"linear"``): ``x`` itself.
@@ -355,7 +343,7 @@ def identity(x) -> Tensor:
     >>> tl.nn.identity(tl.tensor([-1.0, 2.0])).numpy().tolist()
     [-1.0, 2.0]
     """
-    return as_tensor(x)
+    return math_ops.unaliased(as_tensor(x))
 
 
 @_op_type(None, tensors=("x",))
@@ -368,7 +356,7 @@ def log1mexp(x) -> Tensor:
     >>> [round(v, 6) for v in tl.nn.log1mexp(tl.tensor([1e-10, 1.0, 40.0], "float64")).numpy().tolist()]
     [-23.02585, -0.458675, -0.0]
     """
-    x = _float_input(x, "log1mexp")
+    x = _float_or_float64(x, "log1mexp")
     small = math_ops.less(x, _math.log(2.0))
     # Each branch sees only the arguments it is taken for, so the other's infinities never reach a gradient.
     below = math_ops.where(small, x, 1.0)
@@ -384,7 +372,7 @@ def sparse_plus(x) -> Tensor:
     >>> tl.nn.sparse_plus(tl.tensor([-2.0, 0.0, 3.0])).numpy().tolist()
     [0.0, 0.25, 3.0]
     """
-    x = _float_input(x, "sparse_plus")
+    x = _float_or_float64(x, "sparse_plus")
     return math_ops.where(x <= -1.0, 0.0, math_ops.where(x >= 1.0, x, math_ops.square(x + 1.0) / 4.0))
 
 
@@ -396,7 +384,7 @@ def sparse_sigmoid(x) -> Tensor:
     >>> tl.nn.sparse_sigmoid(tl.tensor([-2.0, 0.0, 3.0])).numpy().tolist()
     [0.0, 0.5, 1.0]
     """
-    x = _float_input(x, "sparse_sigmoid")
+    x = _float_or_float64(x, "sparse_sigmoid")
     return 0.5 * math_ops.clip(x + 1.0, 0.0, 2.0)
 
 
@@ -411,7 +399,7 @@ def squareplus(x, b=4.0) -> Tensor:
     >>> [round(v, 4) for v in tl.nn.squareplus(tl.tensor([0.0, 1.5, -1e4])).numpy().tolist()]
     [1.0, 2.0, 0.0002]
     """
-    x = _float_input(x, "squareplus")
+    x = _float_or_float64(x, "squareplus")
     size = math_ops.abs(x)
     large = math_ops.greater(size, 1.0)
     big, small = math_ops.where(large, size, 1.0), math_ops.where(large, 1.0, x)  # no inf or 0 * inf in a gradient
@@ -430,7 +418,7 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False) -> Tensor:
     >>> round(float(tl.nn.logmeanexp(tl.tensor([0.0, 1000.0], "float64"))), 4)   # 1000 - log 2
     999.3069
     """
-    x = _float_input(x, "logmeanexp")
+    x = _float_or_float64(x, "logmeanexp")
     if x.dtype.itemsize < 4:
         # float16: logsumexp's sum accumulates in float32, but rounding it to float16 before subtracting log(n)
         # cancelled (13 ulps off for 200 elements); the whole difference is taken in float32 and rounded once.
@@ -457,7 +445,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None) 
     >>> tl.nn.standardize(tl.tensor([1.0, 3.0]), epsilon=0.0).numpy().tolist()
     [-1.0, 1.0]
     """
-    x = _float_input(x, "standardize")
+    x = _float_or_float64(x, "standardize")
     keep = True if where is None else where
     if mean is None:
         mean = reduce_ops.mean(x, axis=axis, keepdims=True, where=keep)

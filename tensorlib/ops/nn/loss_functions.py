@@ -21,9 +21,9 @@ from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from .._shapes import broadcast_shapes, normalize_axis
-from ._common import _op_type
+from ._common import _float_or_float64, _op_type
 from .activations import log_softmax, softplus
-from .composed import _float_or_float64, weighted_cross_entropy_with_logits
+from .composed import weighted_cross_entropy_with_logits
 from .losses import sigmoid_cross_entropy_with_logits
 from .normalization import _widened
 

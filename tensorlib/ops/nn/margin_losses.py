@@ -23,9 +23,8 @@ from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from .._shapes import broadcast_shapes
-from ._common import _op_type
+from ._common import _float_or_float64, _op_type
 from .activations import finite_number
-from .composed import _float_or_float64
 from .extra_activations import log_sigmoid
 from .loss_functions import _clamped_at_zero, _class_weights, _count, _pair, _reduced, _rounded
 from .normalization import _widened

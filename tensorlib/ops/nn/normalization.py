@@ -12,21 +12,14 @@ import math as _math
 import numpy as np
 
 from ... import dtypes as _dt
-from ...dispatch import as_tensor, as_tensors
+from ...dispatch import as_tensors
 from ...tensor import Tensor
 from .. import linalg as linalg_ops
 from .. import math as math_ops
 from .. import reduce as reduce_ops
 from .. import shape as shape_ops
 from .._shapes import normalize_axes
-from ._common import _op_type
-
-
-def _float_input(x, name: str):
-    x = as_tensor(x)
-    if x.dtype.kind != "f":
-        raise TypeError(f"{name}: x must be a floating-point tensor, got {x.dtype} (x shape {tuple(x.shape)})")
-    return x
+from ._common import _float_or_float64, _op_type
 
 
 def _axes(axis, x, name: str) -> tuple:
@@ -107,7 +100,7 @@ def layer_norm(x, scale=None, offset=None, axis=-1, epsilon: float = 1e-5) -> Te
     >>> tl.nn.layer_norm(tl.tensor([[1.0, 3.0], [2.0, 2.0]])).numpy().round(4).tolist()
     [[-1.0, 1.0], [0.0, 0.0]]
     """
-    x = _float_input(x, "layer_norm")
+    x = _float_or_float64(x, "layer_norm")
     axes = _axes(axis, x, "layer_norm")
     y = _standardized(x, axes, _epsilon(epsilon, "layer_norm", x))
     return _affine(y, x, scale, offset, axes, "layer_norm")
@@ -125,7 +118,7 @@ def rms_norm(x, scale=None, axis=-1, epsilon: float = 1e-6) -> Tensor:
     >>> tl.nn.rms_norm(tl.tensor([[3.0, 4.0], [1.0, -1.0]]), epsilon=0.0).numpy().round(4).tolist()
     [[0.8485, 1.1314], [1.0, -1.0]]
     """
-    x = _float_input(x, "rms_norm")
+    x = _float_or_float64(x, "rms_norm")
     axes = _axes(axis, x, "rms_norm")
     epsilon = _epsilon(epsilon, "rms_norm", x)
     wide = _widened(x)
@@ -145,7 +138,7 @@ def group_norm(x, groups: int, scale=None, offset=None, epsilon: float = 1e-5) -
     >>> y.shape, round(float(y[0, :, :2].numpy().mean()), 6), round(float(y[0, :, :2].numpy().std()), 6)
     ((1, 2, 4), 0.0, 1.0)
     """
-    x = _float_input(x, "group_norm")
+    x = _float_or_float64(x, "group_norm")
     where = f"(x shape {tuple(x.shape)}, {x.dtype})"
     if x.ndim < 2:
         raise ValueError(f"group_norm: x must be (batch, ..., channels) with at least 2 dimensions {where}")
@@ -186,7 +179,7 @@ def l2_normalize(x, axis=None, epsilon: float = 1e-12) -> Tensor:
     >>> tl.nn.l2_normalize(tl.tensor([[3.0, 4.0], [0.0, 0.0]]), axis=1).numpy().tolist()
     [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
     """
-    x = _float_input(x, "l2_normalize")
+    x = _float_or_float64(x, "l2_normalize")
     axes = _axes(axis, x, "l2_normalize")
     wide = _widened(x)
     square_sum = reduce_ops.sum(math_ops.square(wide), axes, keepdims=True)
@@ -205,7 +198,7 @@ def normalize(x, p: float = 2.0, axis: int = 1, epsilon: float = 1e-12) -> Tenso
     >>> tl.nn.normalize(tl.tensor([[3.0, -4.0]]), p=1.0).numpy().round(4).tolist()
     [[0.4286, -0.5714]]
     """
-    x = _float_input(x, "normalize")
+    x = _float_or_float64(x, "normalize")
     if isinstance(axis, (list, tuple)):  # one axis: int() took 1.7 as 1, and normalize_axes takes sequences
         raise TypeError(f"normalize: axis must be an int, got {axis!r} (x shape {tuple(x.shape)}, {x.dtype})")
     (ax,) = _axes(axis, x, "normalize")

@@ -13,9 +13,8 @@ from ...tensor import Tensor
 from .. import elementwise as elementwise_ops
 from .. import math as math_ops
 from .. import random as random_ops
-from ._common import _op_type
+from ._common import _float_or_float64, _op_type
 from .activations import erf, finite_number, leaky_relu, softmax
-from .composed import _float_or_float64
 
 
 @_op_type(None, tensors=("input",))

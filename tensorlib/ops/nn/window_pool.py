@@ -362,8 +362,11 @@ def fractional_max_pool2d(
     """
     name = "fractional_max_pool2d"
     x = as_tensor(input)
-    if data_format not in ("NHWC", "NCHW") or x.ndim != 4 or None in x.shape or x.dtype.kind != "f":
-        raise ValueError(f"{name}: input must be a 4-D float {data_format} tensor of known shape {where_of(x)}")
+    if data_format not in ("NHWC", "NCHW") or x.ndim != 4 or None in x.shape[1:] or x.dtype.kind != "f":
+        raise ValueError(
+            f"{name}: input must be a 4-D float {data_format} tensor of known channels, height and width (the batch "
+            f"may be unknown when traced) {where_of(x)}"
+        )
     nchw = x if data_format == "NCHW" else shape_ops.transpose(x, (0, 3, 1, 2))
     n, c, h, w = nchw.shape
     kh, kw = window(kernel_size, 2, "kernel_size", name, True)
@@ -380,18 +383,24 @@ def fractional_max_pool2d(
         raise ValueError(
             f"{name}: output_size ({oh}, {ow}) + kernel_size ({kh}, {kw}) - 1 exceeds the input {where_of(x)}"
         )
-    if random_samples is None:
-        random_samples = random_ops.uniform((n, c, 2), dtype=x.dtype)
+    if random_samples is None:  # uniform((n, c, 2))'s numbers, also for a batch known only when the graph runs
+        random_samples = random_ops.uniform_like(math_ops.zeros_like(nchw[:, :, 0, :1]) + np.zeros(2, x.dtype))
     samples = as_tensor(random_samples)
-    if tuple(samples.shape) != (n, c, 2) or samples.dtype.kind != "f":
+    if (
+        len(samples.shape) != 3
+        or tuple(samples.shape[1:]) != (c, 2)
+        or (None not in (n, samples.shape[0]) and samples.shape[0] != n)
+        or samples.dtype.kind != "f"
+    ):
         raise ValueError(f"{name}: random_samples must be floats of shape ({n}, {c}, 2) {where_of(x)}")
     u = samples if samples.dtype == x.dtype else math_ops.cast(samples, x.dtype)
     rows, cols = _fractional_starts(h, kh, oh, u[..., 1]), _fractional_starts(w, kw, ow, u[..., 0])
     cells = (rows[..., :, None, None, None] + np.arange(kh)[:, None]) * w + cols[..., None, :, None, None]
-    cells = shape_ops.reshape(cells + np.arange(kw), (n, c, oh, ow, kh * kw))  # each window cell's flat index
-    flat = shape_ops.reshape(nchw, (n, c, h * w))
-    windows = array_ops.take_along_axis(flat, shape_ops.reshape(cells, (n, c, -1)), axis=2)
-    windows = shape_ops.reshape(windows, (n, c, oh, ow, kh * kw))
+    batch = -1 if n is None else n  # traced with an unknown batch: the one size a reshape leaves open
+    cells = shape_ops.reshape(cells + np.arange(kw), (batch, c, oh, ow, kh * kw))  # each window cell's flat index
+    flat = shape_ops.reshape(nchw, (batch, c, h * w))
+    windows = array_ops.take_along_axis(flat, shape_ops.reshape(cells, (batch, c, oh * ow * kh * kw)), axis=2)
+    windows = shape_ops.reshape(windows, (batch, c, oh, ow, kh * kw))
     local = shape_ops.expand_dims(_max_indices(windows, (-1,), np.arange(kh * kw)), -1)
     values = shape_ops.squeeze(array_ops.take_along_axis(windows, local, axis=-1), -1)
     indices = shape_ops.squeeze(array_ops.take_along_axis(cells, local, axis=-1), -1)
