@@ -6,6 +6,9 @@ What it attacks, and against which references:
   reference: the path the caller wrote);
 - saving a graph whose branch or loop body holds what a file cannot (a custom gradient's Python function): the error
   names the node holding the subgraph, and nothing is written;
+- ``tl.fori_loop`` with tensor bounds (a ``While``): its index is weakly typed as with Python bounds, so ``c + i``
+  keeps an int32, float16 or float32 carry's dtype (a NumPy loop in the carry's dtype, the same call with Python
+  bounds, and JAX's fori_loop with traced bounds are the references);
 - the cache: a graph traced where new tensors are made on one backend is not run inside a ``with tl.backend(...)``
   block of another (eager, which makes them on the block's backend, is the reference; tf.function's cache key holds
   the device scope);
@@ -107,3 +110,29 @@ def test_an_input_signature_graph_is_keyed_by_the_backend_too():
     with tl.backend("array_api_strict"):
         assert double(np.ones(2)).backend.name == (tl.tensor(np.ones(2)) * 2.0).backend.name == "array_api_strict"
     assert double(np.ones(3)).backend.name == "numpy"
+
+
+@pytest.mark.parametrize("run", [_eager, _traced], ids=["eager", "traced"])
+@pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
+def test_fori_loop_with_tensor_bounds_keeps_the_carry_dtype(run, dtype):
+    # Before: with tensor bounds the index was a strong int64, `c + i` made an int32/float32 carry int64/float64,
+    # and the loop raised that the carry changed dtype (with Python bounds it kept it, and so does JAX).
+    init = np.array([1, 2], dtype=dtype)
+    got = run(lambda n, c: tl.fori_loop(1, n, lambda i, c: c * 2 + i, c), np.array(5), init)
+    want = init.copy()
+    for i in range(1, 5):
+        want = (want * 2 + np.array(i, dtype)).astype(dtype)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
+    python_bounds = run(lambda c: tl.fori_loop(1, 5, lambda i, c: c * 2 + i, c), init)
+    assert python_bounds.dtype == got.dtype
+    np.testing.assert_array_equal(python_bounds.numpy(), got.numpy())
+
+
+def test_fori_loop_with_tensor_bounds_matches_jax():
+    jax = pytest.importorskip("jax")
+    init = np.array([1.5, -2.0], np.float32)
+    got = tl.function(lambda n, c: tl.fori_loop(0, n, lambda i, c: c * 0.5 + i, c))(np.array(4), init)
+    want = jax.jit(lambda n, c: jax.lax.fori_loop(0, n, lambda i, c: c * 0.5 + i, c))(4, init)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6)

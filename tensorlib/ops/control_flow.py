@@ -462,8 +462,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, unroll: int | bool = 1
 
     With Python or NumPy integer bounds the loop is a :func:`scan` over the indices, so it is differentiable (reverse
     mode) when traced; bounds given as tensors make it a :func:`while_loop` (forward only when traced, as
-    in JAX).  ``i`` is an int64 scalar tensor, weakly typed for concrete bounds as in JAX (``c + i``
-    keeps ``c``'s dtype).  ``unroll`` is accepted as in :func:`scan`.
+    in JAX).  ``i`` is an int64 scalar tensor, weakly typed whatever the bounds (``c + i`` keeps ``c``'s
+    dtype, as in JAX).  ``unroll`` is accepted as in :func:`scan`.
 
     >>> import tensorlib as tl
     >>> int(tl.fori_loop(0, 5, lambda i, total: total + i * i, 0))
@@ -489,7 +489,10 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, unroll: int | bool = 1
     lower, upper = lower.astype("int64"), upper.astype("int64")
     _, val = while_loop(
         lambda state: math_ops.less(state[0], upper),
-        lambda state: (state[0] + 1, body_fun(state[0], state[1])),
+        # The index weakly typed as for concrete bounds (a copy: the counter itself stays strong), so ``c + i``
+        # keeps a float32 or int32 carry's dtype here too, as JAX's int32 index does (a strong int64 made it
+        # float64 or int64, and the loop refused the carry's new dtype).
+        lambda state: (state[0] + 1, body_fun(_weakly_typed(math_ops.identity(state[0])), state[1])),
         (lower, init_val),
     )
     return val
