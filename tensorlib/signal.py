@@ -59,6 +59,7 @@ __all__ = [
     "coherence",
     "csd",
     "decimate",
+    "detrend",
     "fftconvolve",
     "filtfilt",
     "frame",
@@ -643,6 +644,44 @@ def _detrended(frames, detrend, who: str) -> Tensor:
     return centred - _reduce.sum(centred * times, axis=-1, keepdims=True) * (times / float(np.sum(t * t)))
 
 
+def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data: bool = False) -> Tensor:  # noqa: A002
+    """``data`` less its least-squares line along ``axis`` (``scipy.signal.detrend``): ``type="linear"`` (``"l"``)
+    fits a line to each piece between the breakpoints ``bp`` (sample indices; the whole axis by default),
+    ``"constant"`` (``"c"``) subtracts the mean (``bp`` unused).  Integers, bools and float16 give float64
+    (SciPy's), float32 float32, complex stays complex.  ``overwrite_data`` is accepted for SciPy's signature: the
+    input is never written (values are immutable).  Differentiable in ``data``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.signal.detrend(np.array([1.0, 3.0, 5.0, 8.0])).numpy().round(6).tolist()
+    [0.2, -0.1, -0.4, 0.3]
+    >>> tl.signal.detrend([1, 2, 6], type="constant").numpy().tolist()
+    [-2.0, -1.0, 3.0]
+    """
+    who = "detrend"
+    if type not in ("linear", "l", "constant", "c"):
+        raise ValueError(f"{who}: type must be 'linear' or 'constant', got {type!r}")
+    x = as_tensor(data)
+    if x.dtype.kind not in "fc" or x.dtype == _dt.float16:
+        x = _math.cast(x, _dt.float64)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: data must have at least one axis, got a scalar ({x.dtype})")
+    linear = type in ("linear", "l")
+    ax = _axis(axis, x, who, "data", known=linear)
+    moved = _last(x, ax)
+    if not linear:
+        return _last(_detrended(moved, "constant", who), ax, back=True)
+    n = moved.shape[-1]
+    points = np.unique(np.r_[0, np.asarray(bp, dtype=np.int64).ravel(), n])
+    if points[0] < 0 or points[-1] > n:
+        raise ValueError(f"{who}: breakpoints must be within [0, {n}] (the length of data along axis {ax}), got "
+                         f"bp = {bp!r:.80} (data shape {tuple(x.shape)})")  # fmt: skip
+    if n == 0:
+        raise ValueError(f"{who}: type='linear' needs at least one sample along axis {ax} (data shape "
+                         f"{tuple(x.shape)}, {x.dtype})")  # fmt: skip
+    pieces = [_detrended(moved[..., int(lo) : int(hi)], "linear", who) for lo, hi in zip(points[:-1], points[1:])]
+    return _last(pieces[0] if len(pieces) == 1 else _shape.concat(pieces, -1), ax, back=True)
+
+
 def _segment_spectra(x, ax, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who,
                      overlap_divisor=2) -> tuple:  # fmt: skip
     """``scipy.signal``'s spectral helper: the spectra ``(..., segments, bins)`` (``ax`` moved last) of ``x``'s
@@ -1115,6 +1154,8 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     x = as_tensor(x)
     if _is_complex(x):
         return _by_parts(lambda x, _: filtfilt(b, a, x, axis, padtype, padlen, method, irlen), x)
+    constant = not isinstance(b, Tensor) and not isinstance(a, Tensor)
+    given = b, a
     b, a, x = _filter_inputs(who, b, a, x)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
@@ -1122,8 +1163,33 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
         irlen = None if irlen is None else _count(irlen, "irlen", who, 0)
         return _array.moveaxis(_gustafsson(b, a, _array.moveaxis(x, ax, -1), irlen, who), -1, ax)
     edge, ext = _extended(x, ax, padtype, padlen, max(a.shape[0], b.shape[0]), who)
-    zi = lfilter_zi(b, a)
-    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+    length = ext.shape[ax]
+    known = [_known_values(v, t) for v, t in zip(given, (b, a))] if constant and length else [None]
+    if any(v is None for v in known):
+        zi = lfilter_zi(b, a)
+        return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+    # constant coefficients (no gradient reaches them): each pass is the filter from rest plus the start times
+    # the response to the steady state lfilter_zi, both known here, computed once in NumPy
+    response = _creation.tensor(
+        _state_response(*(np.ravel(v).astype(b.dtype) for v in known), length), backend=b.backend
+    )
+    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal) + start * response, ext, ax, edge)
+
+
+def _state_response(b, a, length: int) -> np.ndarray:
+    """The output of ``lfilter(b, a, zeros(length), zi=lfilter_zi(b, a))``, in NumPy (``a[0] != 0``): the
+    recursion run over the steady state's samples."""
+    n = max(a.shape[0], b.shape[0])
+    b, a = np.pad(b / a[0], (0, n - b.shape[0])), np.pad(a / a[0], (0, n - a.shape[0]))
+    order = n - 1
+    if order == 0:
+        return np.zeros(length, b.dtype)
+    matrix = np.eye(order) - np.eye(order, k=1)
+    matrix[:, 0] += a[1:]
+    zi = np.linalg.solve(matrix, b[1:] - a[1:] * b[0])
+    drive = np.zeros(length, b.dtype)
+    drive[: min(order, length)] = zi[:length]
+    return _iir._all_pole_numpy(a.astype(b.dtype), drive)
 
 
 def _gustafsson(b, a, x, irlen, who: str) -> Tensor:

@@ -277,3 +277,90 @@ def test_lfilter_one_op_gradients_and_mapped_coefficients():
     np.testing.assert_allclose(traced(b, np.array([1.5, -0.4]), x).numpy(), _direct_form(b, [1.5, -0.4], x), rtol=1e-12)
     with pytest.raises(ValueError, match=r"LinearFilter: a\[0\] == 0 leaves the recursion undefined"):
         traced(b, np.array([0.0, 1.0]), x)
+
+
+# ---------------------------------------------------------------- detrend (scipy.signal.detrend)
+DETREND_CASES = [
+    ((5, 7), {}, np.float64),
+    ((5, 7), {"axis": 0}, np.float64),
+    ((5, 7), {"type": "c", "axis": 0}, np.float64),
+    ((40,), {"bp": [5, 17, 17, 30]}, np.float64),
+    ((40,), {"bp": 39}, np.float64),  # a last piece of one sample
+    ((3, 40), {"bp": [0, 40, 12]}, np.float32),
+    ((9,), {}, np.int64),
+    ((9,), {"type": "constant"}, np.bool_),
+    ((9,), {}, np.float16),
+    ((1,), {}, np.float64),
+    ((0,), {"type": "constant"}, np.float64),
+    ((12,), {"bp": [4]}, np.complex128),
+]
+
+
+def _detrend_reference(x, axis=-1, type="linear", bp=0):  # noqa: A002
+    """A least-squares line (np.polyfit-free: lstsq on [t, 1]) per piece, in float64 (complex128), then SciPy's dtype."""
+    out_dtype = x.dtype if x.dtype.char in "dfDF" else np.float64
+    y = np.moveaxis(np.asarray(x, np.complex128 if x.dtype.kind == "c" else np.float64), axis, -1).copy()
+    if type in ("constant", "c"):
+        y = y - y.mean(-1, keepdims=True)
+    else:
+        n = y.shape[-1]
+        points = np.unique(np.r_[0, np.ravel(bp), n])
+        for lo, hi in zip(points[:-1], points[1:]):
+            design = np.stack([np.arange(hi - lo, dtype=float), np.ones(hi - lo)], 1)
+            piece = y[..., lo:hi].reshape(-1, hi - lo).T
+            coef = np.linalg.lstsq(design, piece, rcond=None)[0]
+            y[..., lo:hi] = (piece - design @ coef).T.reshape(y[..., lo:hi].shape)
+    return np.moveaxis(y, -1, axis).astype(out_dtype)
+
+
+@pytest.mark.parametrize("shape, kwargs, dtype", DETREND_CASES)
+def test_detrend_against_a_least_squares_fit_and_scipy(shape, kwargs, dtype):
+    rng = np.random.default_rng(len(shape) + shape[0])
+    x = (rng.standard_normal(shape) * 5).astype(dtype) if dtype != np.bool_ else rng.random(shape) > 0.5
+    if dtype == np.complex128:
+        x = x + 1j * rng.standard_normal(shape)
+    got = tl.signal.detrend(x, **kwargs)
+    want = _detrend_reference(x, **kwargs)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    tol = 1e-5 if got.dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol)
+    scipy_signal = pytest.importorskip("scipy.signal")
+    if x.size:
+        np.testing.assert_allclose(got.numpy(), scipy_signal.detrend(x, **kwargs), rtol=tol, atol=tol)
+
+
+def test_detrend_errors_gradient_and_the_input_untouched():
+    x = np.random.default_rng(18).standard_normal((3, 20))
+    before = x.copy()
+    check_grads(lambda x: tl.signal.detrend(x, bp=[7]), (x,), order=2, modes=("rev", "fwd"))
+    np.testing.assert_array_equal(x, before)
+    with pytest.raises(ValueError, match=r"^detrend: breakpoints must be within \[0, 20\]"):
+        tl.signal.detrend(x, bp=25)
+    with pytest.raises(ValueError, match=r"^detrend: type must be 'linear' or 'constant'"):
+        tl.signal.detrend(x, type="quadratic")
+    with pytest.raises(ValueError, match=r"^detrend: type='linear' needs at least one sample"):
+        tl.signal.detrend(np.zeros((2, 0)))
+    traced = tl.function(lambda x: tl.signal.detrend(x, axis=0, bp=[1]))
+    np.testing.assert_allclose(traced(x).numpy(), _detrend_reference(x, axis=0, bp=[1]), atol=1e-12)
+    mapped = tl.vmap(lambda x: tl.signal.detrend(x, bp=[5]))(x)
+    np.testing.assert_allclose(mapped.numpy(), _detrend_reference(x, bp=[5]), atol=1e-12)
+
+
+# ---------------------------------------------------------------- filtfilt with constant coefficients
+@pytest.mark.parametrize("padtype", ["odd", "even", "constant", None])
+@pytest.mark.parametrize("b, a", [([0.5, 0.5], [1.0]), ([1.0], [2.0, -0.5]), ([0.2, 0.3], [1.5, -0.4, 0.1])])
+def test_filtfilt_constant_coefficients_two_filter_ops(padtype, b, a, monkeypatch):
+    from tensorlib.ops import iir
+
+    calls = []
+    for op in (iir._linear, iir._all_pole, iir._fir):
+        kernel = op.kernels["numpy"]
+        monkeypatch.setitem(op.kernels, "numpy", lambda *arrays, k=kernel, n=op.name: calls.append(n) or k(*arrays))
+    x = np.random.default_rng(19).standard_normal((2, 30))
+    got = tl.signal.filtfilt(np.array(b), np.array(a), x, padtype=padtype)
+    calls_now = list(calls)
+    np.testing.assert_allclose(got.numpy(), references.filtfilt(b, a, x, padtype=padtype), rtol=1e-10, atol=1e-12)
+    assert calls_now == ["LinearFilter", "LinearFilter"]  # the steady state's response is NumPy's, once
+    check_grads(lambda x: tl.signal.filtfilt(np.array(b), np.array(a), x, padtype=padtype), (x,), modes=("rev",))
+    traced = tl.function(lambda x: tl.signal.filtfilt(b, a, x, padtype=padtype))
+    np.testing.assert_allclose(traced(x).numpy(), got.numpy(), rtol=1e-12, atol=1e-14)
