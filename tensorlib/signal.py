@@ -1154,6 +1154,8 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     x = as_tensor(x)
     if _is_complex(x):
         return _by_parts(lambda x, _: filtfilt(b, a, x, axis, padtype, padlen, method, irlen), x)
+    constant = not isinstance(b, Tensor) and not isinstance(a, Tensor)
+    given = b, a
     b, a, x = _filter_inputs(who, b, a, x)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
@@ -1161,8 +1163,33 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
         irlen = None if irlen is None else _count(irlen, "irlen", who, 0)
         return _array.moveaxis(_gustafsson(b, a, _array.moveaxis(x, ax, -1), irlen, who), -1, ax)
     edge, ext = _extended(x, ax, padtype, padlen, max(a.shape[0], b.shape[0]), who)
-    zi = lfilter_zi(b, a)
-    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+    length = ext.shape[ax]
+    known = [_known_values(v, t) for v, t in zip(given, (b, a))] if constant and length else [None]
+    if any(v is None for v in known):
+        zi = lfilter_zi(b, a)
+        return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+    # constant coefficients (no gradient reaches them): each pass is the filter from rest plus the start times
+    # the response to the steady state lfilter_zi, both known here, computed once in NumPy
+    response = _creation.tensor(
+        _state_response(*(np.ravel(v).astype(b.dtype) for v in known), length), backend=b.backend
+    )
+    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal) + start * response, ext, ax, edge)
+
+
+def _state_response(b, a, length: int) -> np.ndarray:
+    """The output of ``lfilter(b, a, zeros(length), zi=lfilter_zi(b, a))``, in NumPy (``a[0] != 0``): the
+    recursion run over the steady state's samples."""
+    n = max(a.shape[0], b.shape[0])
+    b, a = np.pad(b / a[0], (0, n - b.shape[0])), np.pad(a / a[0], (0, n - a.shape[0]))
+    order = n - 1
+    if order == 0:
+        return np.zeros(length, b.dtype)
+    matrix = np.eye(order) - np.eye(order, k=1)
+    matrix[:, 0] += a[1:]
+    zi = np.linalg.solve(matrix, b[1:] - a[1:] * b[0])
+    drive = np.zeros(length, b.dtype)
+    drive[: min(order, length)] = zi[:length]
+    return _iir._all_pole_numpy(a.astype(b.dtype), drive)
 
 
 def _gustafsson(b, a, x, irlen, who: str) -> Tensor:

@@ -344,3 +344,23 @@ def test_detrend_errors_gradient_and_the_input_untouched():
     np.testing.assert_allclose(traced(x).numpy(), _detrend_reference(x, axis=0, bp=[1]), atol=1e-12)
     mapped = tl.vmap(lambda x: tl.signal.detrend(x, bp=[5]))(x)
     np.testing.assert_allclose(mapped.numpy(), _detrend_reference(x, bp=[5]), atol=1e-12)
+
+
+# ---------------------------------------------------------------- filtfilt with constant coefficients
+@pytest.mark.parametrize("padtype", ["odd", "even", "constant", None])
+@pytest.mark.parametrize("b, a", [([0.5, 0.5], [1.0]), ([1.0], [2.0, -0.5]), ([0.2, 0.3], [1.5, -0.4, 0.1])])
+def test_filtfilt_constant_coefficients_two_filter_ops(padtype, b, a, monkeypatch):
+    from tensorlib.ops import iir
+
+    calls = []
+    for op in (iir._linear, iir._all_pole, iir._fir):
+        kernel = op.kernels["numpy"]
+        monkeypatch.setitem(op.kernels, "numpy", lambda *arrays, k=kernel, n=op.name: calls.append(n) or k(*arrays))
+    x = np.random.default_rng(19).standard_normal((2, 30))
+    got = tl.signal.filtfilt(np.array(b), np.array(a), x, padtype=padtype)
+    calls_now = list(calls)
+    np.testing.assert_allclose(got.numpy(), references.filtfilt(b, a, x, padtype=padtype), rtol=1e-10, atol=1e-12)
+    assert calls_now == ["LinearFilter", "LinearFilter"]  # the steady state's response is NumPy's, once
+    check_grads(lambda x: tl.signal.filtfilt(np.array(b), np.array(a), x, padtype=padtype), (x,), modes=("rev",))
+    traced = tl.function(lambda x: tl.signal.filtfilt(b, a, x, padtype=padtype))
+    np.testing.assert_allclose(traced(x).numpy(), got.numpy(), rtol=1e-12, atol=1e-14)
