@@ -386,3 +386,21 @@ def test_coefficients_in_a_list_holding_a_tensor_still_differentiate():
     loss = lambda c: tl.sum(tl.signal.sosfiltfilt([[0.2, c, 0.1, 1.0, -0.4, 0.1]], x) ** 2)  # noqa: E731
     got = tl.grad(loss)(tl.tensor(0.3)).numpy()
     np.testing.assert_allclose(got, (sosfiltfilt_of(0.3 + h) - sosfiltfilt_of(0.3 - h)) / (2 * h), rtol=1e-6)
+
+
+@pytest.mark.parametrize("taps", [1, 5, 16, 17])
+def test_fir_on_long_batched_signals_against_a_shifted_sum(taps):
+    rng = np.random.default_rng(taps)
+    b, x = rng.standard_normal(taps), rng.standard_normal((3, 2, 1200))
+    want = sum(b[k] * np.pad(x, [(0, 0), (0, 0), (k, 0)])[..., : x.shape[-1]] for k in range(taps))
+    np.testing.assert_allclose(tl.signal.lfilter(b, [1.0], x).numpy(), want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        tl.signal.lfilter(b, [2.0], x.astype(np.float32)).numpy(), want / 2, rtol=1e-4, atol=1e-4
+    )
+    np.testing.assert_allclose(
+        tl.signal.lfilter(b, [1.0, -0.5], x[0, 0]).numpy(),
+        references.lfilter(b, [1.0, -0.5], x[0, 0]),
+        rtol=1e-9,
+        atol=1e-10,
+    )
+    check_grads(lambda x: tl.signal.lfilter(b, [1.0], x), (x[:1, :1],), modes=("rev",))

@@ -142,6 +142,12 @@ def _fir_numpy(b, x):
     n = x.shape[-1]
     if x.size == n:  # one signal: np.convolve, 2 to 8 times faster than SciPy's loop (3 to 9 taps, 1e5 samples)
         return np.convolve(x.reshape(n), b)[:n].astype(x.dtype, copy=False).reshape(x.shape)
+    if n >= 1000 and b.shape[0] <= 16:  # long signals, few taps: np.convolve per signal still wins (5 taps, 64 x 1e5:
+        rows = x.reshape(-1, n)  # 98 against 294 ms); short ones pay a Python step per signal
+        y = np.empty(rows.shape, x.dtype)
+        for i in range(rows.shape[0]):
+            y[i] = np.convolve(rows[i], b)[:n]
+        return y.reshape(x.shape)
     # a = [1, 0]: SciPy's C loop (it pads b and a to one length anyway); a = [1] takes its slower
     # np.convolve path, one Python call per signal
     return lfilter(b, np.array([1, 0], x.dtype), x, axis=-1)
