@@ -155,7 +155,7 @@ def _digitize_kernel(xp, x, bins, *, right):
     side = "left" if right else "right"
     # Neighbours compared, not subtracted: bools have no subtraction, and inf - inf is NaN, so bins ending in
     # inf, inf looked unordered.  A NaN bin still orders neither way (refused, not NumPy's arbitrary answer).
-    if bool(xp.all(bins[1:] >= bins[:-1])):
+    if bins.shape[0] < 2 or bool(xp.all(bins[1:] >= bins[:-1])):  # (array API: no bins[1:] of an empty axis)
         return xp.astype(xp.searchsorted(bins, x, side=side), xp.int64)
     if bool(xp.all(bins[1:] <= bins[:-1])):  # decreasing: search the reversed bins, count from the other end
         found = xp.searchsorted(xp.flip(bins), x, side=side)
