@@ -950,6 +950,13 @@ def _by_parts(run, x, zi=None):
     return tuple(_elementwise.complex_(re, im) for re, im in zip(*parts))
 
 
+def _is_constant(value) -> bool:
+    """Whether ``value`` holds no tensor (a NumPy array, a number, lists of them): nothing differentiates it."""
+    if isinstance(value, (list, tuple)):
+        return all(_is_constant(v) for v in value)
+    return not isinstance(value, Tensor)
+
+
 def _known_values(given, t: Tensor):
     """The values of ``t`` (read from ``given``, the argument it came from) when known: a concrete tensor, or a
     NumPy array or list passed into a traced function (a constant there, though its tensor is symbolic); else
@@ -1154,7 +1161,7 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     x = as_tensor(x)
     if _is_complex(x):
         return _by_parts(lambda x, _: filtfilt(b, a, x, axis, padtype, padlen, method, irlen), x)
-    constant = not isinstance(b, Tensor) and not isinstance(a, Tensor)
+    constant = _is_constant(b) and _is_constant(a)
     given = b, a
     b, a, x = _filter_inputs(who, b, a, x)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
@@ -1362,7 +1369,7 @@ def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None
         values = np.reshape(values, (-1, 6))
         taps -= int(min(np.sum(values[:, 2] == 0), np.sum(values[:, 5] == 0)))
     edge, ext = _extended(x, ax, padtype, padlen, taps, who)
-    if isinstance(given, Tensor):
+    if not _is_constant(given):
         zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
     else:  # a constant (no gradient reaches it): its steady states in NumPy, not ~25 ops a section
         zi = _creation.tensor(_sosfilt_zi_numpy(_known_values(given, sos), sos.dtype), backend=sos.backend)

@@ -311,3 +311,52 @@ def test_eager_remat_runs_a_skipped_kernel_when_a_gradient_rule_reads_its_result
     # Second order through a deferred result.
     h = tl.hessian(tl.remat(block, policy=keep_products), argnums=1)(x, w).numpy()
     np.testing.assert_allclose(h, tl.hessian(block, argnums=1)(x, w).numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_eager_remat_gradients_of_one_persistent_tape_in_threads():
+    # The kept results' replay counted the ops on one counter shared by every run of grad_fn: two threads asking
+    # a persistent tape for the gradient took each other's steps (a RuntimeError, or another tanh's value: a silent
+    # wrong gradient).  Each run counts on its own now.
+    import sys
+    import threading
+
+    x = tl.tensor(np.linspace(-1.0, 1.0, 6))
+
+    def block(x):
+        for _ in range(6):
+            x = tl.tanh(x * 1.1)
+        return tl.sum(x)
+
+    want = central_differences(lambda v: np.sum(_tanh_chain(v)), np.linspace(-1.0, 1.0, 6))
+    bad = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(20):
+            with tl.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                y = tl.remat(block, policy=lambda op_type, inputs, attrs: op_type == "Tanh")(x)
+
+            def work():
+                for _ in range(5):
+                    try:
+                        g = tape.gradient(y, x).numpy()
+                        if not np.allclose(g, want, rtol=1e-6):
+                            bad.append(g)
+                    except RuntimeError as e:
+                        bad.append(e)
+
+            threads = [threading.Thread(target=work) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert bad == []
+
+
+def _tanh_chain(v):
+    for _ in range(6):
+        v = np.tanh(v * 1.1)
+    return v

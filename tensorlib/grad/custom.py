@@ -906,9 +906,11 @@ class _Kept:
         self.deferred = frozenset(k for k in self.not_kept if k not in needed and k not in self.results)
 
     def replaying_from_start(self):
-        """Itself, set to give its results from the run's first op on (each run of ``grad_fn``)."""
-        self.replaying, self.count = True, 0
-        return self
+        """A copy that gives the kept results from the run's first op on, for one run of ``grad_fn``: its own count,
+        so that two runs at once (a persistent tape's gradients in two threads) do not take each other's steps."""
+        replay = copy.copy(self)
+        replay.replaying, replay.count = True, 0
+        return replay
 
     def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
         if mode != "eager" or self.replaying:  # a tl.function's nodes run again whole
@@ -1009,9 +1011,12 @@ class _KeptTraced:
         self.replaying = False
 
     def replaying_from_start(self):
+        """A copy for one run of ``grad_fn`` (as :meth:`_Kept.replaying_from_start`), counting the nodes bound in the
+        trace that runs it."""
         modes = dispatch.current_state().modes
-        self.replaying, self.count, self.mode = True, 0, modes[-1] if modes else None
-        return self
+        replay = copy.copy(self)
+        replay.replaying, replay.count, replay.mode = True, 0, modes[-1] if modes else None
+        return replay
 
     def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
         pass
