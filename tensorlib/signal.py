@@ -950,6 +950,13 @@ def _by_parts(run, x, zi=None):
     return tuple(_elementwise.complex_(re, im) for re, im in zip(*parts))
 
 
+def _is_constant(value) -> bool:
+    """Whether ``value`` holds no tensor (a NumPy array, a number, lists of them): nothing differentiates it."""
+    if isinstance(value, (list, tuple)):
+        return all(_is_constant(v) for v in value)
+    return not isinstance(value, Tensor)
+
+
 def _known_values(given, t: Tensor):
     """The values of ``t`` (read from ``given``, the argument it came from) when known: a concrete tensor, or a
     NumPy array or list passed into a traced function (a constant there, though its tensor is symbolic); else
@@ -1154,6 +1161,8 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     x = as_tensor(x)
     if _is_complex(x):
         return _by_parts(lambda x, _: filtfilt(b, a, x, axis, padtype, padlen, method, irlen), x)
+    constant = _is_constant(b) and _is_constant(a)
+    given = b, a
     b, a, x = _filter_inputs(who, b, a, x)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
@@ -1161,8 +1170,33 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
         irlen = None if irlen is None else _count(irlen, "irlen", who, 0)
         return _array.moveaxis(_gustafsson(b, a, _array.moveaxis(x, ax, -1), irlen, who), -1, ax)
     edge, ext = _extended(x, ax, padtype, padlen, max(a.shape[0], b.shape[0]), who)
-    zi = lfilter_zi(b, a)
-    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+    length = ext.shape[ax]
+    known = [_known_values(v, t) for v, t in zip(given, (b, a))] if constant and length else [None]
+    if any(v is None for v in known):
+        zi = lfilter_zi(b, a)
+        return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+    # constant coefficients (no gradient reaches them): each pass is the filter from rest plus the start times
+    # the response to the steady state lfilter_zi, both known here, computed once in NumPy
+    response = _creation.tensor(
+        _state_response(*(np.ravel(v).astype(b.dtype) for v in known), length), backend=b.backend
+    )
+    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal) + start * response, ext, ax, edge)
+
+
+def _state_response(b, a, length: int) -> np.ndarray:
+    """The output of ``lfilter(b, a, zeros(length), zi=lfilter_zi(b, a))``, in NumPy (``a[0] != 0``): the
+    recursion run over the steady state's samples."""
+    n = max(a.shape[0], b.shape[0])
+    b, a = np.pad(b / a[0], (0, n - b.shape[0])), np.pad(a / a[0], (0, n - a.shape[0]))
+    order = n - 1
+    if order == 0:
+        return np.zeros(length, b.dtype)
+    matrix = np.eye(order) - np.eye(order, k=1)
+    matrix[:, 0] += a[1:]
+    zi = np.linalg.solve(matrix, b[1:] - a[1:] * b[0])
+    drive = np.zeros(length, b.dtype)
+    drive[: min(order, length)] = zi[:length]
+    return _iir._all_pole_numpy(a.astype(b.dtype), drive)
 
 
 def _gustafsson(b, a, x, irlen, who: str) -> Tensor:
@@ -1335,7 +1369,7 @@ def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None
         values = np.reshape(values, (-1, 6))
         taps -= int(min(np.sum(values[:, 2] == 0), np.sum(values[:, 5] == 0)))
     edge, ext = _extended(x, ax, padtype, padlen, taps, who)
-    if isinstance(given, Tensor):
+    if not _is_constant(given):
         zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
     else:  # a constant (no gradient reaches it): its steady states in NumPy, not ~25 ops a section
         zi = _creation.tensor(_sosfilt_zi_numpy(_known_values(given, sos), sos.dtype), backend=sos.backend)

@@ -192,3 +192,36 @@ def test_nadam_radam_keep_their_decoupled_weight_decay_flag():
         opt = getattr(tl.optimizers, name)([w])
         opt.load_torch_state_dict({"state": {}, "param_groups": [_group(lr=0.1, decoupled_weight_decay=True)]})
         assert opt.decoupled_weight_decay is True
+
+
+def test_rmsprop_iterations_follow_torchs_step_for_a_schedule():
+    # torch.optim.RMSprop keeps a step per parameter; iterations (a schedule's argument) became it for Adam but
+    # stayed 0 for RMSprop, so a schedule started over after the load
+    w = tl.Variable(np.array([1.0, -2.0]))
+    schedule = tl.optimizers.ExponentialDecay(0.1, 1, 0.5)
+    opt = tl.optimizers.RMSprop([w], lr=schedule)
+    sq, g = np.array([0.04, 0.09]), np.array([0.5, -0.25])
+    group = _group(lr=0.1 * 0.5**4, alpha=0.9, eps=1e-8, momentum=0.0, centered=False, capturable=False)
+    opt.load_torch_state_dict({"state": {0: {"step": np.float32(4.0), "square_avg": sq}}, "param_groups": [group]})
+    assert int(opt.iterations.numpy()) == 4
+    opt.apply([tl.tensor(g)])
+    v = (
+        0.9 * sq + 0.1 * g**2
+    )  # torch docs: v = alpha v + (1 - alpha) g^2; w -= lr g / (sqrt(v) + eps), lr = 0.1 * 0.5^4
+    np.testing.assert_allclose(w.numpy(), np.array([1.0, -2.0]) - 0.1 * 0.5**4 * g / (np.sqrt(v) + 1e-8), rtol=1e-14)
+
+
+def test_bfloat16_torch_state_loads():
+    # torch's .numpy() refuses bfloat16: loading a bfloat16 run's state failed with torch's "unsupported ScalarType"
+    torch = pytest.importorskip("torch")
+    p = torch.nn.Parameter(torch.tensor([1.0, 2.0], dtype=torch.bfloat16))
+    torch_opt = torch.optim.Adam([p], lr=0.1)
+    p.grad = torch.tensor([0.5, -0.5], dtype=torch.bfloat16)
+    torch_opt.step()
+    w = tl.Variable(np.array([1.0, 2.0], np.float32))
+    opt = tl.optimizers.Adam([w])
+    opt.load_torch_state_dict(torch_opt.state_dict())
+    slots = opt.variables["slots"]["0"]
+    np.testing.assert_array_equal(slots["m"].numpy(), torch_opt.state[p]["exp_avg"].float().numpy())
+    np.testing.assert_array_equal(slots["v"].numpy(), torch_opt.state[p]["exp_avg_sq"].float().numpy())
+    assert int(opt.iterations.numpy()) == 1

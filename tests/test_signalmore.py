@@ -344,3 +344,45 @@ def test_detrend_errors_gradient_and_the_input_untouched():
     np.testing.assert_allclose(traced(x).numpy(), _detrend_reference(x, axis=0, bp=[1]), atol=1e-12)
     mapped = tl.vmap(lambda x: tl.signal.detrend(x, bp=[5]))(x)
     np.testing.assert_allclose(mapped.numpy(), _detrend_reference(x, bp=[5]), atol=1e-12)
+
+
+# ---------------------------------------------------------------- filtfilt with constant coefficients
+@pytest.mark.parametrize("padtype", ["odd", "even", "constant", None])
+@pytest.mark.parametrize("b, a", [([0.5, 0.5], [1.0]), ([1.0], [2.0, -0.5]), ([0.2, 0.3], [1.5, -0.4, 0.1])])
+def test_filtfilt_constant_coefficients_two_filter_ops(padtype, b, a, monkeypatch):
+    from tensorlib.ops import iir
+
+    calls = []
+    for op in (iir._linear, iir._all_pole, iir._fir):
+        kernel = op.kernels["numpy"]
+        monkeypatch.setitem(op.kernels, "numpy", lambda *arrays, k=kernel, n=op.name: calls.append(n) or k(*arrays))
+    x = np.random.default_rng(19).standard_normal((2, 30))
+    got = tl.signal.filtfilt(np.array(b), np.array(a), x, padtype=padtype)
+    calls_now = list(calls)
+    np.testing.assert_allclose(got.numpy(), references.filtfilt(b, a, x, padtype=padtype), rtol=1e-10, atol=1e-12)
+    assert calls_now == ["LinearFilter", "LinearFilter"]  # the steady state's response is NumPy's, once
+    check_grads(lambda x: tl.signal.filtfilt(np.array(b), np.array(a), x, padtype=padtype), (x,), modes=("rev",))
+    traced = tl.function(lambda x: tl.signal.filtfilt(b, a, x, padtype=padtype))
+    np.testing.assert_allclose(traced(x).numpy(), got.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_coefficients_in_a_list_holding_a_tensor_still_differentiate():
+    # a list of coefficients holding a tensor is not a constant: its steady state must stay differentiable
+    x = np.random.default_rng(20).standard_normal(30)
+
+    def filtfilt_of(c):
+        return float(np.sum(references.filtfilt([c, 0.5], [1.0, -0.3], x) ** 2))
+
+    got = tl.grad(lambda c: tl.sum(tl.signal.filtfilt([c, 0.5], [1.0, -0.3], x) ** 2))(tl.tensor(0.7)).numpy()
+    h = 1e-6
+    np.testing.assert_allclose(got, (filtfilt_of(0.7 + h) - filtfilt_of(0.7 - h)) / (2 * h), rtol=1e-6)
+
+    def sos_of(c):
+        return np.array([[0.2, c, 0.1, 1.0, -0.4, 0.1]])
+
+    def sosfiltfilt_of(c):
+        return float(np.sum(references.sosfiltfilt(sos_of(c), x) ** 2))
+
+    loss = lambda c: tl.sum(tl.signal.sosfiltfilt([[0.2, c, 0.1, 1.0, -0.4, 0.1]], x) ** 2)  # noqa: E731
+    got = tl.grad(loss)(tl.tensor(0.3)).numpy()
+    np.testing.assert_allclose(got, (sosfiltfilt_of(0.3 + h) - sosfiltfilt_of(0.3 - h)) / (2 * h), rtol=1e-6)
