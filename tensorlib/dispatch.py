@@ -319,9 +319,12 @@ def apply(op, args, attrs=_EMPTY):
         mode = st.modes[-1]
         if mode.guards:
             args = inputs = mode.guarded(args)
-        outputs = mode.bind(op, args, attrs, specs)
         if st.observers:
-            mode.observe(op, outputs)
+            outputs = _bind_observed(mode, op, args, attrs, specs, st.observers)
+        else:
+            outputs = mode.bind(op, args, attrs, specs)
+    elif st.observers and _stands_in(st.observers):
+        inputs, args, outputs = _stood_in(op, args, given, attrs, specs, st)
     else:
         backend = args[0].backend if args else _backends.current()
         for t in args:
@@ -506,19 +509,131 @@ def _wrap_one(raw, spec, backend, op, kernel):
     return make(raw, backend, tuple(raw.shape), spec.dtype)
 
 
-def _run_observed(op, args, attrs, specs, backend, kernel, observers):
+DEFERRED = object()  # an observer's ``replayed`` answer: run the kernel when a result's value is first read
+
+
+class _Deferred(Tensor):
+    """A result whose kernel runs when its value is first read, if ever: in tl.remat's recomputation, an op whose
+    results only ops that the policy kept read (JAX's dead-code elimination skips it), though a gradient rule may
+    still read them (``tanh``'s rule reads its output, ``matmul``'s its inputs)."""
+
+    __slots__ = ("_run", "_raw")
+
+    @property
+    def _value(self):
+        if self._run is not None:
+            self._run()
+        return self._raw
+
+    @_value.setter
+    def _value(self, raw):
+        self._raw, self._run = raw, None
+
+
+def _deferred(op, args, attrs, specs, backend, kernel):
+    """``op``'s results on ``args``, made now, computed when one is first read (None: their shapes are known only
+    from the kernel's result)."""
+    many = specs if specs.__class__ is tuple else (specs,)
+    if any(d is None for s in many for d in s.shape):
+        return None
+    outs = []
+    for s in many:
+        t = _new(_Deferred)
+        t._raw, t.shape, t.dtype, t.backend = None, tuple(s.shape), s.dtype, backend
+        t._id, t._node, t._index = _next_id(), None, 0
+        outs.append(t)
+
+    def run():
+        # Profilers and numerics checks active now hear of the kernel; tl.remat's observers, counting ops, do not.
+        observers = [
+            obs
+            for obs in current_state().observers
+            if getattr(obs, "replayed", None) is None and getattr(obs, "replayed_traced", None) is None
+        ]
+        try:
+            if observers:
+                got = _run_observed(op, args, attrs, specs, backend, kernel, observers)
+            else:
+                got = _wrap(kernel(*[t._value for t in args], **attrs), specs, backend, op, kernel)
+        except Exception as e:
+            error = _kernel_error(op, kernel, args, e)
+            if error is e:
+                raise
+            raise error from e
+        for o, g in zip(outs, got if got.__class__ is tuple else (got,)):
+            o._raw, o._run = g._value, None
+
+    for t in outs:
+        t._run = run
+    return tuple(outs) if specs.__class__ is tuple else outs[0]
+
+
+def _bind_observed(mode, op, args, attrs, specs, observers):
+    """``mode.bind`` while observers are active.  An observer with ``replayed_traced`` (tl.remat's recomputation
+    under tl.function) may stand in for the node, giving the value its policy kept; those observers hear of every
+    op bound (``traced``), to count them in order, as ``on_op`` does eagerly."""
+    counting = [obs for obs in observers if getattr(obs, "replayed_traced", None) is not None]
+    for obs in counting:
+        outputs = obs.replayed_traced(op, args, attrs, specs)
+        if outputs is not None:
+            for other in counting:
+                if other is not obs:
+                    other.traced(op, args, outputs, attrs)
+            return outputs
+    outputs = mode.bind(op, args, attrs, specs)
+    mode.observe(op, outputs)
+    for obs in counting:
+        obs.traced(op, args, outputs, attrs)
+    return outputs
+
+
+def _stands_in(observers) -> bool:
+    """Whether an observer may stand in for kernels (tl.remat's recomputation): it is asked before the inputs'
+    values are read (a deferred result is then read only by a kernel that runs)."""
+    return any(getattr(obs, "replaying", False) for obs in observers)
+
+
+def _stood_in(op, args, given, attrs, specs, st):
+    """``apply``'s eager path while an observer may stand in for the kernel: ``(inputs, args, outputs)``, as there."""
+    inputs = args
+    backend = args[0].backend if args else _backends.current()
+    if st.tapes and op.differentiable:
+        args = _read_variables(args)
+    observers = st.observers
     for obs in observers:
-        # An observer may stand in for the kernel (tl.remat's recomputation, giving the results its policy kept):
-        # profilers and numerics checks then hear of no op, as none ran; other such observers (a tl.remat inside
-        # the one recomputing) hear of it, to count the ops in the same order as when the kernels ran.
+        # An observer may stand in for the kernel (tl.remat's recomputation, giving the results its policy kept,
+        # or results computed when first read): profilers and numerics checks then hear of no op, as none ran;
+        # other such observers (a tl.remat inside the one recomputing) hear of it, to count the ops in the same
+        # order as when the kernels ran.
         replayed = getattr(obs, "replayed", None)
         if replayed is not None:
             outputs = replayed(op, args, attrs, specs)
+            if outputs is DEFERRED:
+                kernel = op.kernels.get(backend.name) or op.resolve_kernel(backend)
+                outputs = _deferred(op, args, attrs, specs, backend, kernel)
             if outputs is not None:
                 for other in observers:
                     if other is not obs and getattr(other, "replayed", None) is not None:
-                        other.on_op(op, args, outputs, attrs, 0.0, kernel, backend)
-                return outputs
+                        other.on_op(op, args, outputs, attrs, 0.0, None, backend)
+                return inputs, args, outputs
+    for t in args:
+        if t.backend is not backend or t._value is None:
+            args = inputs = _runnable(op, args)
+            backend = args[0].backend
+            if st.tapes and op.differentiable:
+                args = _read_variables(args)
+            break
+    kernel = op.kernels.get(backend.name) or op.resolve_kernel(backend)
+    try:
+        return inputs, args, _run_observed(op, args, attrs, specs, backend, kernel, observers)
+    except Exception as e:
+        error = _kernel_error(op, kernel, given, e)
+        if error is e:
+            raise
+        raise error from e
+
+
+def _run_observed(op, args, attrs, specs, backend, kernel, observers):
     start = time.perf_counter()
     raw = kernel(*[t._value for t in args], **attrs)
     backend.synchronize()

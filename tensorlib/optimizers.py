@@ -1301,10 +1301,11 @@ class Optimizer:
     _TORCH_ONLY = frozenset({"params", "foreach", "capturable", "differentiable", "fused", "initial_lr"})
 
     def load_torch_state_dict(self, state_dict: dict) -> None:
-        """Resume from a ``torch.optim`` optimizer's ``state_dict()`` (SGD, Adam, AdamW, RMSprop): each group's
-        ``lr`` (unless this group's rate is a schedule), hyperparameters and flags, and each parameter's state
-        (``momentum_buffer``, ``exp_avg``, ``exp_avg_sq``, ``max_exp_avg_sq``, ``square_avg``, ``grad_avg``,
-        Adam's ``step``), copied into the slots' dtype.  This optimizer is made from the same parameters in the
+        """Resume from a ``torch.optim`` optimizer's ``state_dict()`` (SGD, Adam, AdamW, RMSprop, Adagrad, Adamax,
+        NAdam, RAdam, Adadelta): each group's ``lr`` (unless this group's rate is a schedule), hyperparameters and
+        flags, and each parameter's state (``momentum_buffer``, ``exp_avg``, ``exp_avg_sq``, ``max_exp_avg_sq``,
+        ``square_avg``, ``grad_avg``, ``sum``, ``exp_inf``, ``acc_delta``, ``mu_product``, ``step``), copied into
+        the slots' dtype; a complex parameter's complex state becomes its (real, imaginary) pairs.  This optimizer is made from the same parameters in the
         same groups and order as torch's: parameter ``j`` of group ``i`` takes the state torch lists at
         ``param_groups[i]["params"][j]``; one torch has no state for starts afresh.  ``iterations`` becomes the
         largest ``step`` torch kept (a schedule's step), where it kept one.  The arrays may be torch tensors or
@@ -1326,7 +1327,8 @@ class Optimizer:
         who = f"{type(self).__name__}.load_torch_state_dict"
         if not self._torch_state:
             raise NotImplementedError(
-                f"{who}: converts the state of torch.optim's SGD, Adam, AdamW and RMSprop, not of {type(self).__name__}"
+                f"{who}: converts the state of torch.optim's SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam "
+                f"and Adadelta, not of {type(self).__name__}"
             )
         try:
             groups, state = list(state_dict["param_groups"]), dict(state_dict["state"])
@@ -1342,15 +1344,16 @@ class Optimizer:
                 f"{[len(p) for p in ours] if made else 'none (made without them)'}; make it from the same parameters "
                 "in the same groups, as torch's param_groups"
             )
-        settings, slots = [], []
+        settings, slots, steps = [], [], []
         for i, group in enumerate(groups):
             given = {k: v for k, v in group.items() if k not in self._TORCH_ONLY}
-            decoupled = bool(given.pop("decoupled_weight_decay", isinstance(self, AdamW)))
-            if isinstance(self, Adam) and decoupled != isinstance(self, AdamW):
-                raise ValueError(
-                    f"{who}: group {i} has decoupled_weight_decay={decoupled}; load it into "
-                    f"{'an AdamW' if decoupled else 'an Adam'}"
-                )
+            if isinstance(self, Adam):  # Adam's decoupled_weight_decay is a class here (NAdam's, RAdam's a flag)
+                decoupled = bool(given.pop("decoupled_weight_decay", isinstance(self, AdamW)))
+                if decoupled != isinstance(self, AdamW):
+                    raise ValueError(
+                        f"{who}: group {i} has decoupled_weight_decay={decoupled}; load it into "
+                        f"{'an AdamW' if decoupled else 'an Adam'}"
+                    )
             given = canonical(type(self), given, who)
             unknown = sorted(set(given) - set(settable(type(self))))
             if unknown:
@@ -1375,9 +1378,24 @@ class Optimizer:
                         )
                     name = self._torch_state[key]
                     if name is None:
+                        if key == "step":  # torch counts steps that no slot here keeps: iterations still does
+                            steps.append(int(_torch_array(value)))
                         continue
                     arrays[name] = _torch_array(value)
-                    want = () if name == "step" else _slot_layout(var)[0]
+                    want = () if name in ("step", *self._scalar_names) else _slot_layout(var)[0]
+                    if var.dtype.kind == "c" and want and np.iscomplexobj(arrays[name]):
+                        # torch keeps a complex parameter's state complex; the slots hold its view_as_real pairs
+                        if arrays[name].shape != tuple(var.shape):
+                            raise ValueError(
+                                f"{who}: parameter {index}'s {key!r} has shape {arrays[name].shape}, but variable "
+                                f"{var.name!r} (group {i}, position {j}) needs {tuple(var.shape)}"
+                            )
+                        arrays[name] = np.stack([arrays[name].real, arrays[name].imag], axis=-1)
+                    elif np.iscomplexobj(arrays[name]):
+                        raise ValueError(
+                            f"{who}: parameter {index}'s {key!r} is complex ({arrays[name].dtype}), but variable "
+                            f"{var.name!r} (group {i}, position {j}) is {var.dtype}"
+                        )
                     if arrays[name].shape != want:
                         raise ValueError(
                             f"{who}: parameter {index}'s {key!r} has shape {arrays[name].shape}, but variable "
@@ -1388,7 +1406,6 @@ class Optimizer:
             with self._using(i):
                 for name, value in given.items():
                     setattr(self, name, value)
-        steps = []
         for position, (i, var, arrays) in enumerate(slots):
             with self._using(i):
                 held = self._slots_for(str(position), var)
@@ -1933,7 +1950,10 @@ def _in(value: Tensor, like: Tensor) -> Tensor:
 def _torch_array(value) -> np.ndarray:
     """A torch tensor (read without importing torch) or an array-like, as a NumPy array."""
     if hasattr(value, "detach"):
-        value = value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        # NumPy has no bfloat16 or complex32: torch's .numpy() refuses them (state of a bfloat16/half model)
+        widened = {"torch.bfloat16": "float", "torch.complex32": "cfloat"}.get(str(value.dtype))
+        value = (getattr(value, widened)() if widened else value).numpy()
     return np.asarray(value)
 
 
@@ -2195,6 +2215,7 @@ class Adagrad(Optimizer):
 
     _slot_names = ("accumulator",)
     _counter_names = ("step",)
+    _torch_state = {"sum": "accumulator", "step": "step"}
     _hyperparameters = ("lr_decay", "weight_decay", "epsilon", "initial_accumulator_value")
 
     def __init__(
@@ -2243,6 +2264,7 @@ class Adamax(Optimizer):
 
     _slot_names = ("m", "u")
     _counter_names = ("step",)
+    _torch_state = {"exp_avg": "m", "exp_inf": "u", "step": "step"}
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
     _ranges = (("beta_1", "[0, 1)"), ("beta_2", "[0, 1)"))
 
@@ -2293,6 +2315,7 @@ class NAdam(Optimizer):
     _slot_names = ("m", "v")
     _counter_names = ("step",)
     _scalar_names = ("mu_product",)
+    _torch_state = {"exp_avg": "m", "exp_avg_sq": "v", "mu_product": "mu_product", "step": "step"}
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay", "momentum_decay")
     _ranges = (("beta_1", "[0, 1)"), ("beta_2", "[0, 1)"))
     _flag_names = ("decoupled_weight_decay",)
@@ -2356,6 +2379,7 @@ class RAdam(Optimizer):
     _hyperparameters = ("beta_1", "beta_2", "epsilon", "weight_decay")
     _ranges = (("beta_1", "[0, 1)"), ("beta_2", "[0, 1)"))
     _flag_names = ("decoupled_weight_decay",)
+    _torch_state = {"exp_avg": "m", "exp_avg_sq": "v", "step": "step"}
 
     def __init__(
         self,
@@ -2413,6 +2437,7 @@ class Adadelta(Optimizer):
     """
 
     _slot_names = ("square_avg", "acc_delta")
+    _torch_state = {"square_avg": "square_avg", "acc_delta": "acc_delta", "step": None}
     _hyperparameters = ("rho", "epsilon", "weight_decay")
     _ranges = (("rho", "[0, 1]"),)
 

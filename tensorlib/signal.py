@@ -59,6 +59,7 @@ __all__ = [
     "coherence",
     "csd",
     "decimate",
+    "detrend",
     "fftconvolve",
     "filtfilt",
     "frame",
@@ -643,6 +644,44 @@ def _detrended(frames, detrend, who: str) -> Tensor:
     return centred - _reduce.sum(centred * times, axis=-1, keepdims=True) * (times / float(np.sum(t * t)))
 
 
+def detrend(data, axis: int = -1, type: str = "linear", bp=0, overwrite_data: bool = False) -> Tensor:  # noqa: A002
+    """``data`` less its least-squares line along ``axis`` (``scipy.signal.detrend``): ``type="linear"`` (``"l"``)
+    fits a line to each piece between the breakpoints ``bp`` (sample indices; the whole axis by default),
+    ``"constant"`` (``"c"``) subtracts the mean (``bp`` unused).  Integers, bools and float16 give float64
+    (SciPy's), float32 float32, complex stays complex.  ``overwrite_data`` is accepted for SciPy's signature: the
+    input is never written (values are immutable).  Differentiable in ``data``.
+
+    >>> import numpy as np, tensorlib as tl
+    >>> tl.signal.detrend(np.array([1.0, 3.0, 5.0, 8.0])).numpy().round(6).tolist()
+    [0.2, -0.1, -0.4, 0.3]
+    >>> tl.signal.detrend([1, 2, 6], type="constant").numpy().tolist()
+    [-2.0, -1.0, 3.0]
+    """
+    who = "detrend"
+    if type not in ("linear", "l", "constant", "c"):
+        raise ValueError(f"{who}: type must be 'linear' or 'constant', got {type!r}")
+    x = as_tensor(data)
+    if x.dtype.kind not in "fc" or x.dtype == _dt.float16:
+        x = _math.cast(x, _dt.float64)
+    if x.ndim == 0:
+        raise ValueError(f"{who}: data must have at least one axis, got a scalar ({x.dtype})")
+    linear = type in ("linear", "l")
+    ax = _axis(axis, x, who, "data", known=linear)
+    moved = _last(x, ax)
+    if not linear:
+        return _last(_detrended(moved, "constant", who), ax, back=True)
+    n = moved.shape[-1]
+    points = np.unique(np.r_[0, np.asarray(bp, dtype=np.int64).ravel(), n])
+    if points[0] < 0 or points[-1] > n:
+        raise ValueError(f"{who}: breakpoints must be within [0, {n}] (the length of data along axis {ax}), got "
+                         f"bp = {bp!r:.80} (data shape {tuple(x.shape)})")  # fmt: skip
+    if n == 0:
+        raise ValueError(f"{who}: type='linear' needs at least one sample along axis {ax} (data shape "
+                         f"{tuple(x.shape)}, {x.dtype})")  # fmt: skip
+    pieces = [_detrended(moved[..., int(lo) : int(hi)], "linear", who) for lo, hi in zip(points[:-1], points[1:])]
+    return _last(pieces[0] if len(pieces) == 1 else _shape.concat(pieces, -1), ax, back=True)
+
+
 def _segment_spectra(x, ax, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, who,
                      overlap_divisor=2) -> tuple:  # fmt: skip
     """``scipy.signal``'s spectral helper: the spectra ``(..., segments, bins)`` (``ax`` moved last) of ``x``'s
@@ -911,6 +950,13 @@ def _by_parts(run, x, zi=None):
     return tuple(_elementwise.complex_(re, im) for re, im in zip(*parts))
 
 
+def _is_constant(value) -> bool:
+    """Whether ``value`` holds no tensor (a NumPy array, a number, lists of them): nothing differentiates it."""
+    if isinstance(value, (list, tuple)):
+        return all(_is_constant(v) for v in value)
+    return not isinstance(value, Tensor)
+
+
 def _known_values(given, t: Tensor):
     """The values of ``t`` (read from ``given``, the argument it came from) when known: a concrete tensor, or a
     NumPy array or list passed into a traced function (a constant there, though its tensor is symbolic); else
@@ -955,12 +1001,22 @@ def _fir(b, x) -> Tensor:
     return _iir.fir_filter(b, x)
 
 
+def _last(x, ax: int, back: bool = False) -> Tensor:
+    """``x`` with axis ``ax`` moved last (``back``: the last axis moved to ``ax``); ``x`` itself, not a transpose
+    op, when ``ax`` is the last axis already."""
+    if ax == x.ndim - 1:
+        return x
+    return _array.moveaxis(x, -1, ax) if back else _array.moveaxis(x, ax, -1)
+
+
 def _lfilter_last(b, a, x, zi=None):
     """``lfilter`` along the last axis of ``x``; with ``zi`` (``(..., order)``, broadcast to ``x``'s leading
     axes) also the final state.  The state enters as an input at the first ``order`` samples: with ``x`` and
     ``y`` zero outside ``[0, n)``, ``a[0] y = b * x + a[0] zi`` (convolutions), and the final state is what the
     convolutions still owe past the end: ``zf[i] = (b * x - a * y)[n + i] / a[0]`` (``zi`` included there)."""
     if zi is None:
+        if b.shape[0] <= _FFT_TAPS or not x.shape[-1]:
+            return _iir.linear_filter(b, a, x)  # one op, one pass of SciPy's loop
         return _iir.all_pole_filter(a, _fir(b, x))
     order = max(a.shape[0], b.shape[0]) - 1
     if order == 0:
@@ -1014,12 +1070,12 @@ def lfilter(b, a, x, axis: int = -1, zi=None):
     b, a, x, zi = _filter_inputs(who, b, a, signal, state)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
-    signal = _array.moveaxis(x, ax, -1)
+    signal = _last(x, ax)
     if zi is None:
-        return _array.moveaxis(_lfilter_last(b, a, signal), -1, ax)
+        return _last(_lfilter_last(b, a, signal), ax, back=True)
     order = max(a.shape[0], b.shape[0]) - 1
     y, zf = _lfilter_last(b, a, signal, _state(zi, x, ax, order, who))
-    return _array.moveaxis(y, -1, ax), _array.moveaxis(zf, -1, ax)
+    return _last(y, ax, back=True), _last(zf, ax, back=True)
 
 
 def lfilter_zi(b, a) -> Tensor:
@@ -1105,6 +1161,8 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
     x = as_tensor(x)
     if _is_complex(x):
         return _by_parts(lambda x, _: filtfilt(b, a, x, axis, padtype, padlen, method, irlen), x)
+    constant = _is_constant(b) and _is_constant(a)
+    given = b, a
     b, a, x = _filter_inputs(who, b, a, x)
     b, a = _coefficients(b, "b", who), _denominator(a, who)
     ax = _axis(axis, x, who, "x")
@@ -1112,8 +1170,33 @@ def filtfilt(b, a, x, axis: int = -1, padtype="odd", padlen: int | None = None, 
         irlen = None if irlen is None else _count(irlen, "irlen", who, 0)
         return _array.moveaxis(_gustafsson(b, a, _array.moveaxis(x, ax, -1), irlen, who), -1, ax)
     edge, ext = _extended(x, ax, padtype, padlen, max(a.shape[0], b.shape[0]), who)
-    zi = lfilter_zi(b, a)
-    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+    length = ext.shape[ax]
+    known = [_known_values(v, t) for v, t in zip(given, (b, a))] if constant and length else [None]
+    if any(v is None for v in known):
+        zi = lfilter_zi(b, a)
+        return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal, zi * start)[0], ext, ax, edge)
+    # constant coefficients (no gradient reaches them): each pass is the filter from rest plus the start times
+    # the response to the steady state lfilter_zi, both known here, computed once in NumPy
+    response = _creation.tensor(
+        _state_response(*(np.ravel(v).astype(b.dtype) for v in known), length), backend=b.backend
+    )
+    return _zero_phase(lambda signal, start: _lfilter_last(b, a, signal) + start * response, ext, ax, edge)
+
+
+def _state_response(b, a, length: int) -> np.ndarray:
+    """The output of ``lfilter(b, a, zeros(length), zi=lfilter_zi(b, a))``, in NumPy (``a[0] != 0``): the
+    recursion run over the steady state's samples."""
+    n = max(a.shape[0], b.shape[0])
+    b, a = np.pad(b / a[0], (0, n - b.shape[0])), np.pad(a / a[0], (0, n - a.shape[0]))
+    order = n - 1
+    if order == 0:
+        return np.zeros(length, b.dtype)
+    matrix = np.eye(order) - np.eye(order, k=1)
+    matrix[:, 0] += a[1:]
+    zi = np.linalg.solve(matrix, b[1:] - a[1:] * b[0])
+    drive = np.zeros(length, b.dtype)
+    drive[: min(order, length)] = zi[:length]
+    return _iir._all_pole_numpy(a.astype(b.dtype), drive)
 
 
 def _gustafsson(b, a, x, irlen, who: str) -> Tensor:
@@ -1286,7 +1369,7 @@ def sosfiltfilt(sos, x, axis: int = -1, padtype="odd", padlen: int | None = None
         values = np.reshape(values, (-1, 6))
         taps -= int(min(np.sum(values[:, 2] == 0), np.sum(values[:, 5] == 0)))
     edge, ext = _extended(x, ax, padtype, padlen, taps, who)
-    if isinstance(given, Tensor):
+    if not _is_constant(given):
         zi = sosfilt_zi(sos)  # (n_sections, 2): each start broadcasts as (n_sections, ..., 2)
     else:  # a constant (no gradient reaches it): its steady states in NumPy, not ~25 ops a section
         zi = _creation.tensor(_sosfilt_zi_numpy(_known_values(given, sos), sos.dtype), backend=sos.backend)

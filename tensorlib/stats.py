@@ -48,6 +48,8 @@ from .ops.special import (
     deviance,
     gamma_log_density,
     log_betainc as _log_betainc,
+    betabinom_count as _betabinom_count,
+    betabinom_tail as _betabinom_tail,
     log_gamma_tail as _log_gamma_tail,
     poisson_log_density,
     relative_difference,
@@ -1279,6 +1281,37 @@ def _positive_at_end(near, t, *shapes) -> Tensor:
         power, log_rest = near(t, *shapes)
         return _sp.xlogy(power, t) + log_rest
 
+    def slope(i):
+        """``density * d log_density / d(input i)`` with the gradient ``density * (slope_i slope_j + d slope_i / d(input
+        j))``, the two summed before the product: the Hessian at t = 0 was inf * inf + inf * (-polygamma(1, a)), NaN,
+        where the limit is +inf (gamma.pdf's in a at x = loc, a < 1)."""
+
+        def pieces(t, *shapes):
+            value, vjp_fn = _vjp(log_density, t, *shapes)
+            return value, vjp_fn(_math_ops.ones_like(value))[i]
+
+        @_custom_gradient
+        def run(t, *shapes):
+            value, s_i = pieces(t, *shapes)
+            density = _math_ops.exp(value)
+
+            def grad_fn(dy):
+                # each slope_j summed over its paths first (log t - digamma(a), -inf), then times slope_i: the product
+                # taken path by path was inf + (-inf)
+                _, vjp_log = _vjp(log_density, t, *shapes)
+                _, vjp_slope = _vjp(lambda *xs: pieces(*xs)[1], t, *shapes)
+                ones = _math_ops.ones_like(value)
+                zero = _math_ops.equal(dy, 0.0)
+                out = []
+                for s_j, ds in zip(vjp_log(ones), vjp_slope(ones)):
+                    both = None if s_j is None else s_j * _math_ops.stop_gradient(s_i) + (0.0 if ds is None else ds)
+                    out.append(None if both is None else _math_ops.where(zero, 0.0, dy * density * both))
+                return out
+
+            return density * s_i, grad_fn
+
+        return run
+
     @_custom_gradient
     def positive(t, *shapes):
         value, vjp_fn = _vjp(log_density, t, *shapes)
@@ -1287,7 +1320,10 @@ def _positive_at_end(near, t, *shapes) -> Tensor:
         def grad_fn(dy):
             slopes = vjp_fn(_math_ops.ones_like(value))
             zero = _math_ops.equal(dy, 0.0)  # a zero cotangent (a jacobian's other rows) gives 0, not 0 * inf
-            return [None if s is None else _math_ops.where(zero, 0.0, dy * density * s) for s in slopes]
+            return [
+                None if s is None else _math_ops.where(zero, 0.0, dy * slope(i)(t, *shapes))
+                for i, s in enumerate(slopes)
+            ]
 
         return density, grad_fn
 
@@ -1557,7 +1593,37 @@ _VONMISES_SERIES_TERMS = 80  # its Bessel ratios I_n / I_0 ~ exp(-n**2 / (2 kapp
 _VONMISES_TAIL_TERMS = 30
 
 
-def _vonmises_reduced_cdf(z, kappa):
+def _vonmises_parts(kappa):
+    """What ``_vonmises_reduced_cdf`` needs of ``kappa`` alone, computed once for any number of ``z`` (a quantile search
+    takes ~20 of them: each took the 80-step Bessel recurrence and 30 incomplete gammas again, vonmises.ppf 1 s): the
+    series' coefficients ``I_n / I_0 / n`` (n = 1 .. 79, the backward recurrence's ratios multiplied up) and the tail's
+    ``C(2j, j) / 4**j Gamma(j + 1/2) / (2 (2 kappa)**(j + 1/2))`` (j = 1 .. 29), each along a new last axis."""
+    from .ops.array import cumprod
+    from .ops.creation import tensor
+    from .ops.shape import expand_dims, stack
+
+    w = _math_ops.where
+    large = kappa >= _VONMISES_SERIES_BELOW
+    k = w(large, 1.0, kappa)
+    ratio, ratios = 0.0, []
+    for n in range(_VONMISES_SERIES_TERMS - 1, 0, -1):
+        ratio = k / (2.0 * n + k * ratio)  # I_n / I_(n-1); no 1 / kappa: its gradient at kappa = 0 is finite
+        ratios.append(_math_ops.zeros_like(k) + ratio)
+    n = tensor(np.arange(1.0, _VONMISES_SERIES_TERMS))
+    coefficients = cumprod(stack(ratios[::-1], axis=-1), axis=-1) / n
+    k = w(large, kappa, _VONMISES_SERIES_BELOW)
+    j = np.arange(1.0, _VONMISES_TAIL_TERMS)
+    weights = tensor(
+        0.5
+        * np.exp(
+            [_math.lgamma(2 * i + 1) - 2 * _math.lgamma(i + 1) - i * _math.log(4.0) + _math.lgamma(i + 0.5) for i in j]
+        )
+    )
+    tail = weights * _math_ops.exp(-tensor(j + 0.5) * expand_dims(_math_ops.log(2.0 * k), -1))
+    return large, coefficients, k, tail
+
+
+def _vonmises_reduced_cdf(z, kappa, parts=None):
     """``P(Z <= z)`` for ``z`` in [-pi, pi].  Below kappa = 50 SciPy's (Hill's) series ``1/2 + z / (2 pi) + sum_n
     I_n(kappa) / I_0(kappa) sin(n z) / (n pi)``, its Bessel ratios by the backward recurrence, 80 terms (SciPy's 28 +
     kappa / 2 - 100 / (kappa + 5) left 1e-13 at kappa = 49).  From 50, where SciPy takes the normal approximation
@@ -1565,32 +1631,25 @@ def _vonmises_reduced_cdf(z, kappa):
     ``P(Z <= -|z|) = int_w^1 e**(-2 kappa v**2) / sqrt(1 - v**2) dv / (pi i0e(kappa))``, ``w = sin(|z| / 2)``, with
     ``1 / sqrt(1 - v**2) = sum_j C(2j, j) v**(2j) / 4**j`` integrated term by term to infinity (Watson's lemma): ``sum_j
     C(2j, j) / 4**j Gamma(j + 1/2) Q(j + 1/2, 2 kappa w**2) / (2 (2 kappa)**(j + 1/2))``; its j = 0 term is ``erfc``
-    of the signed ``sqrt(2 kappa) sin(z / 2)``, smooth through z = 0.  Both are within 1e-15 absolute (mpmath)."""
+    of the signed ``sqrt(2 kappa) sin(z / 2)``, smooth through z = 0.  Both are within 1e-15 absolute (mpmath).  ``parts``: ``_vonmises_parts(kappa)``, if
+    computed already."""
+    from .ops.creation import tensor
+    from .ops.shape import expand_dims
+
     w = _math_ops.where
-    large = kappa >= _VONMISES_SERIES_BELOW
-    k = w(large, 1.0, kappa)
-    sin, cos = _math_ops.sin(z), _math_ops.cos(z)
-    sin_n, cos_n = _math_ops.sin(_VONMISES_SERIES_TERMS * z), _math_ops.cos(_VONMISES_SERIES_TERMS * z)
-    ratio = total = 0.0
-    for n in range(_VONMISES_SERIES_TERMS - 1, 0, -1):
-        sin_n, cos_n = sin_n * cos - cos_n * sin, cos_n * cos + sin_n * sin
-        ratio = k / (2.0 * n + k * ratio)  # I_n / I_(n-1); no 1 / kappa: its gradient at kappa = 0 is finite
-        total = ratio * (sin_n / n + total)
+    large, coefficients, k, tail_weights = _vonmises_parts(kappa) if parts is None else parts
+    n = tensor(np.arange(1.0, _VONMISES_SERIES_TERMS))
+    total = _reduce_ops.sum(coefficients * _math_ops.sin(expand_dims(z, -1) * n), axis=-1)
     series = 0.5 + z / (2 * _math.pi) + total / _math.pi
     # in [0, 1] as SciPy's (the sum strays by an ulp at the ends), with the gradient of the sum itself there (the
     # clip's is 0: the gradient in z at z = pi was 0, for the density)
     series = series + _math_ops.stop_gradient(_math_ops.clip(series, 0.0, 1.0) - series)
-    k = w(large, kappa, _VONMISES_SERIES_BELOW)
     signed = _math_ops.sqrt(2.0 * k) * _math_ops.sin(0.5 * z)
     lower = z <= 0
     norm = _math.pi * _sp.i0e(k)
     tail = 0.5 * _math.sqrt(_math.pi) / _math_ops.sqrt(2.0 * k) * _sp.erfc(w(lower, -signed, signed))
-    u = signed * signed
-    for j in range(1, _VONMISES_TAIL_TERMS):
-        weight = _math.exp(
-            _math.lgamma(2 * j + 1) - 2 * _math.lgamma(j + 1) - j * _math.log(4.0) + _math.lgamma(j + 0.5)
-        )
-        tail = tail + weight * 0.5 * _math_ops.exp(-(j + 0.5) * _math_ops.log(2.0 * k)) * _sp.gammaincc(j + 0.5, u)
+    orders = tensor(np.arange(1.0, _VONMISES_TAIL_TERMS) + 0.5)
+    tail = tail + _reduce_ops.sum(tail_weights * _sp.gammaincc(orders, expand_dims(signed * signed, -1)), axis=-1)
     tail = tail / norm
     return w(large, w(lower, tail, 1.0 - tail), series)
 
@@ -1616,25 +1675,80 @@ def _vonmises_quantile(q, kappa, upper):
     from the stopped root with the density stopped, ``z - (F(z, kappa) - q) / pdf(z)``, whose value is the root."""
     w, stop = _math_ops.where, _math_ops.stop_gradient
 
-    def probability(z, k):
-        return _vonmises_reduced_cdf(-z, k) if upper else _vonmises_reduced_cdf(z, k)
+    def probability(z, k, parts=None):
+        return _vonmises_reduced_cdf(-z, k, parts) if upper else _vonmises_reduced_cdf(z, k, parts)
 
     def density(z, k):
         return _math_ops.exp(k * (_math_ops.cos(z) - 1.0) - _math.log(2 * _math.pi) - _math_ops.log(_sp.i0e(k)))
 
     k0, q0 = stop(kappa), stop(q)
+    parts = _vonmises_parts(k0)  # kappa's share of the distribution function, once for the ~20 evaluations
     low = _math_ops.zeros_like(q0 + k0) - _math.pi
     high = low + 2 * _math.pi
     for _ in range(_VONMISES_BISECTIONS):
         middle = 0.5 * (low + high)
-        short = probability(middle, k0) > q0 if upper else probability(middle, k0) < q0  # the root is above middle
+        value = probability(middle, k0, parts)
+        short = value > q0 if upper else value < q0  # the root is above middle
         low, high = w(short, middle, low), w(short, high, middle)
     z = 0.5 * (low + high)
     sign = -1.0 if upper else 1.0
     for _ in range(_VONMISES_NEWTON_STEPS):
-        z = _math_ops.clip(z - sign * (probability(z, k0) - q0) / density(z, k0), low, high)
+        z = _math_ops.clip(z - sign * (probability(z, k0, parts) - q0) / density(z, k0), low, high)
     z = stop(z)
     return z - sign * (probability(z, kappa) - q) / stop(density(z, kappa))
+
+
+_VONMISES_MOMENTS_BELOW = 300.0  # kappa: the Fourier series below, the asymptotic series from here
+_VONMISES_TERMS = 200  # n = 1 .. 200: I_n(kappa) / I_0(kappa) < exp(-n**2 / (2 kappa)) is below 1e-29 past it
+
+
+def _vonmises_moments(kappa):
+    """SciPy's ``vonmises`` mean, variance, skewness and excess kurtosis (its generic integrals over [-pi, pi]): 0, ``E
+    z**2``, 0, ``E z**4 / (E z**2)**2 - 3``.  Below kappa = 300 from the Fourier series of ``z**2`` and ``z**4`` on
+    [-pi, pi], ``E cos(n z) = I_n(kappa) / I_0(kappa)``: ``E z**2 = pi**2 / 3 + 4 sum (-1)**n r_n / n**2`` and ``E z**4
+    = pi**4 / 5 + sum (-1)**n (8 pi**2 / n**2 - 48 / n**4) r_n``; from there (where the sums cancel to 1 / kappa) the
+    Laplace expansions in ``u = 1 / kappa``, ``E z**2 = u (1 + u / 2 + 13 u**2 / 24 + 7 u**3 / 8 + 1.855 u**4)`` and
+    the kurtosis ``u + 2 u**2 + 127 u**3 / 24 + 16.75 u**4`` (the last terms fitted to mpmath's quadrature at kappa =
+    1e3 .. 4e3; 1e-12 and 1e-7 relative at kappa = 300, mpmath).  Differentiable in ``kappa``."""
+    from .ops.creation import tensor
+    from .ops.shape import expand_dims
+
+    w = _math_ops.where
+    series = kappa < _VONMISES_MOMENTS_BELOW
+    k = w(series, kappa, 1.0)
+    n = tensor(np.arange(1.0, _VONMISES_TERMS + 1.0))
+    signed = tensor((-1.0) ** np.arange(1.0, _VONMISES_TERMS + 1.0))
+    ratios = _sp.ive(n, expand_dims(k, -1)) / expand_dims(_sp.i0e(k), -1) * signed
+    second = _math.pi**2 / 3.0 + 4.0 * _reduce_ops.sum(ratios / (n * n), axis=-1)
+    fourth = _math.pi**4 / 5.0 + _reduce_ops.sum((8.0 * _math.pi**2 / (n * n) - 48.0 / n**4) * ratios, axis=-1)
+    u = 1.0 / w(series, _VONMISES_MOMENTS_BELOW, kappa)
+    variance = w(series, second, u * (1.0 + u * (0.5 + u * (13.0 / 24.0 + u * (7.0 / 8.0 + 1.855 * u)))))
+    kurtosis = w(series, fourth / (second * second) - 3.0, u * (1.0 + u * (2.0 + u * (127.0 / 24.0 + 16.75 * u))))
+    return 0.0, variance, 0.0, kurtosis
+
+
+def _vonmises_entropy(kappa):
+    """``log(2 pi I0(kappa)) - kappa I1(kappa) / I0(kappa)``, with the Bessel functions' exponentials scaled out."""
+    return _math.log(2 * _math.pi) + _math_ops.log(_sp.i0e(kappa)) + kappa * (1.0 - _sp.i1e(kappa) / _sp.i0e(kappa))
+
+
+_WRAPCAUCHY_TERMS = 4000  # Li4(c) = sum c**n / n**4 to n = 4000: the rest is below 1 / (3 4000**3) = 5e-12
+
+
+def _wrapcauchy_moments(c):
+    """SciPy's ``wrapcauchy`` mean, variance, skewness and excess kurtosis (its generic integrals over [0, 2 pi]): the
+    density is symmetric about pi, and ``y = z - pi`` has ``E cos(n y) = (-c)**n``, so the Fourier series of ``y**2``
+    and ``y**4`` give ``E y**2 = pi**2 / 3 + 4 Li2(c)`` and ``E y**4 = pi**4 / 5 + 8 pi**2 Li2(c) - 48 Li4(c)``
+    (``Li2(c)`` is SciPy's ``spence(1 - c)``; ``Li4`` its sum).  Differentiable in ``c``."""
+    from .ops.creation import tensor
+    from .ops.shape import expand_dims
+
+    li2 = _sp.spence(1.0 - c)
+    n = tensor(np.arange(1.0, _WRAPCAUCHY_TERMS + 1.0))
+    li4 = _reduce_ops.sum(expand_dims(c, -1) ** n / n**4, axis=-1)
+    variance = _math.pi**2 / 3.0 + 4.0 * li2
+    fourth = _math.pi**4 / 5.0 + 8.0 * _math.pi**2 * li2 - 48.0 * li4
+    return _math.pi, variance, 0.0, fourth / (variance * variance) - 3.0
 
 
 vonmises = _family(
@@ -1651,6 +1765,8 @@ vonmises = _family(
     shapes=("kappa",),
     valid=lambda kappa: kappa >= 0,  # SciPy's: kappa = 0 is the uniform distribution on the circle
     periodic=True,
+    moments=_vonmises_moments,
+    entropy=_vonmises_entropy,
 )
 
 
@@ -1689,6 +1805,8 @@ wrapcauchy = _family(
     isf=lambda q, c: _wrapcauchy_quantile(q, c, -1.0),
     shapes=("c",),
     valid=lambda c: _all(c > 0, c < 1),
+    moments=_wrapcauchy_moments,
+    entropy=lambda c: _math.log(2 * _math.pi) + _math_ops.log1p(-c * c),
 )
 
 
@@ -2673,7 +2791,7 @@ def _counts(
     methods = dict(logpmf=method("logpmf", mass), pmf=method("pmf", probability))
     if moments is not None:
         methods.update(_summaries(name, shapes, valid, moments, entropy))
-    if cdf is not None:  # betabinom's distribution function is a hypergeometric sum: none
+    if cdf is not None:
         methods.update(
             ppf=_count_quantile(name, "ppf", shapes, valid, low, high, tail(cdf, 0.0, 1.0), guess),
             isf=_count_quantile(name, "isf", shapes, valid, low, high, tail(sf, 1.0, 0.0), guess),
@@ -2822,7 +2940,11 @@ betabinom = _counts(
     logpmf=lambda k, n, a, b: (
         -_math_ops.log(n + 1.0) - _sp.betaln(n - k + 1.0, k + 1.0) + _sp.betaln(k + a, n - k + b) - _sp.betaln(a, b)
     ),
+    # the sum of the masses over the shorter tail (SciPy's generic cdf sums them too): no closed form in SciPy
+    cdf=lambda k, n, a, b: _betabinom_tail(k, n, a, b),
+    sf=lambda k, n, a, b: _betabinom_tail(k, n, a, b, upper=True),
     moments=lambda n, a, b: _betabinom_moments(n, a, b),
+    guess=lambda q, n, a, b, upper: _betabinom_count(q, n, a, b, upper),
 )
 bernoulli = _counts(
     "bernoulli",
@@ -2907,8 +3029,8 @@ _POISSON_ENTROPY_TERMS = 1400  # k = 0 .. 1399: beyond mu + 60 sqrt(mu) at mu = 
 def _poisson_entropy(mu):
     """SciPy's ``poisson.entropy``, ``-sum_k p_k log p_k``: the sum itself over k = 0 .. 1399 below mu = 300 (one
     broadcast over a new last axis, no loop on values: traceable), from there ``log(2 pi e mu) / 2 - 1 / (12 mu) - 1 /
-    (24 mu**2) - 19 / (360 mu**3)``; 0 at mu = 0.  Differentiable in ``mu`` (the masses' ``-p log p`` as ``-exp(l) l``
-    of the log-masses, finite where they underflow)."""
+    (24 mu**2) - 19 / (360 mu**3)``; 0 at mu = 0 (its slope there +inf, the limit).  Differentiable in ``mu`` (the
+    masses' ``-p log p`` as ``-exp(l) l`` of the log-masses, finite where they underflow)."""
     from .ops.creation import tensor
     from .ops.shape import expand_dims
 
@@ -2920,7 +3042,11 @@ def _poisson_entropy(mu):
     total = -_reduce_ops.sum(_math_ops.exp(log_p) * log_p, axis=-1)
     u = 1.0 / w(small, _POISSON_ENTROPY_BELOW, mu)
     series = 0.5 * (_LOG_2PI + 1.0) - 0.5 * _math_ops.log(u) - u / 12.0 - u * u / 24.0 - 19.0 * u**3 / 360.0
-    return w(_math_ops.equal(mu, 0.0), 0.0, w(small, total, series))
+    # 0 at mu = 0, with the limit of the slope there, +inf (H = mu - mu log mu + O(mu**2)): mu + entr(mu), at a
+    # stand-in elsewhere (the constant 0 gave 0)
+    zero = _math_ops.equal(mu, 0.0)
+    at_zero = w(zero, mu, 1.0)
+    return w(zero, at_zero + _sp.entr(at_zero), w(small, total, series))
 
 
 _poisson_quantiles = {

@@ -120,7 +120,9 @@ LOG_TAILS = {
     "LogBetaincFraction",
     "LogBetaincFractionGrad",
     "Hyp1f1Grad",
-}  # a NumPy series, continued fractions
+    "BetabinomTail",
+    "BetabinomCount",
+}  # a NumPy series, continued fractions, a sum over the counts
 NUMPY_ONLY |= LOG_TAILS
 
 

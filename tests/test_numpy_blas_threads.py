@@ -353,3 +353,14 @@ def test_outer_product_matmuls_equal_numpys_bit_for_bit(a_shape, b_shape, dtype)
     out = np.empty_like(expected)
     assert blas.matmul(a, b, out=out) is out
     np.testing.assert_array_equal(out, expected)
+
+
+def test_numpys_openblas_is_the_first_control_once_scipy_is_loaded():
+    """SciPy's wheels ship an OpenBLAS of their own; where it was mapped at a lower address, the first control
+    (the one the tests and callers read NumPy's thread count from) was SciPy's."""
+    pytest.importorskip("scipy.linalg")
+    paths = blas._loaded_openblas_paths()
+    numpy_own = [p for p in paths if os.path.basename(os.path.dirname(p)) in ("numpy.libs", ".dylibs")]
+    if not numpy_own:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS it ships")
+    assert paths[0] == numpy_own[0]

@@ -623,6 +623,7 @@ def test_relu_against_an_array_of_zeros_is_the_scalar_maximum_bit_for_bit(dtype,
     from tensorlib.backends.numpy_nn import activations, fused
 
     monkeypatch.setattr(activations, "_ZEROS_MAX_BYTES", 2048)
+    monkeypatch.setattr(activations, "_ZEROS_MIN_SIZE", 8)
     rng = np.random.default_rng(12)
     special = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, -1e-40, 1e-40, -1.0, 3.0])
     for shape in [(37,), (9, 33), (600, 7), ()]:

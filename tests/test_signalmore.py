@@ -229,3 +229,160 @@ def test_sos_ops_traced_and_mapped():
                                    atol=1e-12)  # fmt: skip
     grad = tl.grad(lambda x: tl.sum(tl.signal.sosfiltfilt(sos, x) ** 2))
     np.testing.assert_allclose(tl.vmap(grad)(x).numpy(), np.stack([grad(xi).numpy() for xi in x]), atol=1e-10)
+
+
+# ---------------------------------------------------------------- lfilter from rest: one op, LinearFilter
+def _direct_form(b, a, x):
+    """a[0] y[n] = sum_k b[k] x[n-k] - sum_{k>0} a[k] y[n-k] along the last axis, a plain loop in float64."""
+    x = np.asarray(x, np.float64)
+    y = np.zeros_like(x)
+    for i in range(x.shape[-1]):
+        acc = sum(b[k] * x[..., i - k] for k in range(len(b)) if i >= k)
+        acc = acc - sum(a[k] * y[..., i - k] for k in range(1, len(a)) if i >= k)
+        y[..., i] = acc / a[0]
+    return y
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 40])
+@pytest.mark.parametrize("shape", ["1d", "batch", "axis0"])
+@pytest.mark.parametrize("a", [[1.0], [2.0], [1.0, -0.5, 0.2], [2.0, -0.5]])
+def test_lfilter_one_op_against_a_direct_form_loop(n, shape, a, monkeypatch):
+    from tensorlib.ops import iir
+
+    calls = []
+    kernel = iir._linear.kernels["numpy"]
+    monkeypatch.setitem(iir._linear.kernels, "numpy", lambda *arrays: calls.append(1) or kernel(*arrays))
+    b = np.array([0.3, -0.2, 0.5, 0.1])
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal({"1d": (n,), "batch": (3, n), "axis0": (n, 2)}[shape])
+    axis = 0 if shape == "axis0" else -1
+    got = tl.signal.lfilter(b, np.array(a), x, axis=axis)
+    want = np.moveaxis(_direct_form(b, a, np.moveaxis(x, axis, -1)), -1, axis)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    assert len(calls) == 1  # one op for the whole filter
+    got32 = tl.signal.lfilter(b.astype(np.float32), np.float32(a), x.astype(np.float32), axis=axis)
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_lfilter_one_op_gradients_and_mapped_coefficients():
+    rng = np.random.default_rng(17)
+    b, x = rng.uniform(-1, 1, 4), rng.standard_normal((2, 9))
+    for a in ([2.0], [1.5, -0.4, 0.2]):
+        check_grads(lambda b, a, x: tl.signal.lfilter(b, a, x), (b, np.array(a), x), order=2, modes=("rev", "fwd"))
+    bs = rng.uniform(-1, 1, (3, 4))
+    got = tl.vmap(lambda b, x: tl.signal.lfilter(b, [1.0, -0.3], x))(bs, x[:1].repeat(3, 0)).numpy()
+    np.testing.assert_allclose(got, [_direct_form(bi, [1.0, -0.3], x[0]) for bi in bs], rtol=1e-12, atol=1e-12)
+    traced = tl.function(lambda b, a, x: tl.signal.lfilter(b, a, x))
+    np.testing.assert_allclose(traced(b, np.array([1.5, -0.4]), x).numpy(), _direct_form(b, [1.5, -0.4], x), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"LinearFilter: a\[0\] == 0 leaves the recursion undefined"):
+        traced(b, np.array([0.0, 1.0]), x)
+
+
+# ---------------------------------------------------------------- detrend (scipy.signal.detrend)
+DETREND_CASES = [
+    ((5, 7), {}, np.float64),
+    ((5, 7), {"axis": 0}, np.float64),
+    ((5, 7), {"type": "c", "axis": 0}, np.float64),
+    ((40,), {"bp": [5, 17, 17, 30]}, np.float64),
+    ((40,), {"bp": 39}, np.float64),  # a last piece of one sample
+    ((3, 40), {"bp": [0, 40, 12]}, np.float32),
+    ((9,), {}, np.int64),
+    ((9,), {"type": "constant"}, np.bool_),
+    ((9,), {}, np.float16),
+    ((1,), {}, np.float64),
+    ((0,), {"type": "constant"}, np.float64),
+    ((12,), {"bp": [4]}, np.complex128),
+]
+
+
+def _detrend_reference(x, axis=-1, type="linear", bp=0):  # noqa: A002
+    """A least-squares line (np.polyfit-free: lstsq on [t, 1]) per piece, in float64 (complex128), then SciPy's dtype."""
+    out_dtype = x.dtype if x.dtype.char in "dfDF" else np.float64
+    y = np.moveaxis(np.asarray(x, np.complex128 if x.dtype.kind == "c" else np.float64), axis, -1).copy()
+    if type in ("constant", "c"):
+        y = y - y.mean(-1, keepdims=True)
+    else:
+        n = y.shape[-1]
+        points = np.unique(np.r_[0, np.ravel(bp), n])
+        for lo, hi in zip(points[:-1], points[1:]):
+            design = np.stack([np.arange(hi - lo, dtype=float), np.ones(hi - lo)], 1)
+            piece = y[..., lo:hi].reshape(-1, hi - lo).T
+            coef = np.linalg.lstsq(design, piece, rcond=None)[0]
+            y[..., lo:hi] = (piece - design @ coef).T.reshape(y[..., lo:hi].shape)
+    return np.moveaxis(y, -1, axis).astype(out_dtype)
+
+
+@pytest.mark.parametrize("shape, kwargs, dtype", DETREND_CASES)
+def test_detrend_against_a_least_squares_fit_and_scipy(shape, kwargs, dtype):
+    rng = np.random.default_rng(len(shape) + shape[0])
+    x = (rng.standard_normal(shape) * 5).astype(dtype) if dtype != np.bool_ else rng.random(shape) > 0.5
+    if dtype == np.complex128:
+        x = x + 1j * rng.standard_normal(shape)
+    got = tl.signal.detrend(x, **kwargs)
+    want = _detrend_reference(x, **kwargs)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    tol = 1e-5 if got.dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol)
+    scipy_signal = pytest.importorskip("scipy.signal")
+    if x.size:
+        np.testing.assert_allclose(got.numpy(), scipy_signal.detrend(x, **kwargs), rtol=tol, atol=tol)
+
+
+def test_detrend_errors_gradient_and_the_input_untouched():
+    x = np.random.default_rng(18).standard_normal((3, 20))
+    before = x.copy()
+    check_grads(lambda x: tl.signal.detrend(x, bp=[7]), (x,), order=2, modes=("rev", "fwd"))
+    np.testing.assert_array_equal(x, before)
+    with pytest.raises(ValueError, match=r"^detrend: breakpoints must be within \[0, 20\]"):
+        tl.signal.detrend(x, bp=25)
+    with pytest.raises(ValueError, match=r"^detrend: type must be 'linear' or 'constant'"):
+        tl.signal.detrend(x, type="quadratic")
+    with pytest.raises(ValueError, match=r"^detrend: type='linear' needs at least one sample"):
+        tl.signal.detrend(np.zeros((2, 0)))
+    traced = tl.function(lambda x: tl.signal.detrend(x, axis=0, bp=[1]))
+    np.testing.assert_allclose(traced(x).numpy(), _detrend_reference(x, axis=0, bp=[1]), atol=1e-12)
+    mapped = tl.vmap(lambda x: tl.signal.detrend(x, bp=[5]))(x)
+    np.testing.assert_allclose(mapped.numpy(), _detrend_reference(x, bp=[5]), atol=1e-12)
+
+
+# ---------------------------------------------------------------- filtfilt with constant coefficients
+@pytest.mark.parametrize("padtype", ["odd", "even", "constant", None])
+@pytest.mark.parametrize("b, a", [([0.5, 0.5], [1.0]), ([1.0], [2.0, -0.5]), ([0.2, 0.3], [1.5, -0.4, 0.1])])
+def test_filtfilt_constant_coefficients_two_filter_ops(padtype, b, a, monkeypatch):
+    from tensorlib.ops import iir
+
+    calls = []
+    for op in (iir._linear, iir._all_pole, iir._fir):
+        kernel = op.kernels["numpy"]
+        monkeypatch.setitem(op.kernels, "numpy", lambda *arrays, k=kernel, n=op.name: calls.append(n) or k(*arrays))
+    x = np.random.default_rng(19).standard_normal((2, 30))
+    got = tl.signal.filtfilt(np.array(b), np.array(a), x, padtype=padtype)
+    calls_now = list(calls)
+    np.testing.assert_allclose(got.numpy(), references.filtfilt(b, a, x, padtype=padtype), rtol=1e-10, atol=1e-12)
+    assert calls_now == ["LinearFilter", "LinearFilter"]  # the steady state's response is NumPy's, once
+    check_grads(lambda x: tl.signal.filtfilt(np.array(b), np.array(a), x, padtype=padtype), (x,), modes=("rev",))
+    traced = tl.function(lambda x: tl.signal.filtfilt(b, a, x, padtype=padtype))
+    np.testing.assert_allclose(traced(x).numpy(), got.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_coefficients_in_a_list_holding_a_tensor_still_differentiate():
+    # a list of coefficients holding a tensor is not a constant: its steady state must stay differentiable
+    x = np.random.default_rng(20).standard_normal(30)
+
+    def filtfilt_of(c):
+        return float(np.sum(references.filtfilt([c, 0.5], [1.0, -0.3], x) ** 2))
+
+    got = tl.grad(lambda c: tl.sum(tl.signal.filtfilt([c, 0.5], [1.0, -0.3], x) ** 2))(tl.tensor(0.7)).numpy()
+    h = 1e-6
+    np.testing.assert_allclose(got, (filtfilt_of(0.7 + h) - filtfilt_of(0.7 - h)) / (2 * h), rtol=1e-6)
+
+    def sos_of(c):
+        return np.array([[0.2, c, 0.1, 1.0, -0.4, 0.1]])
+
+    def sosfiltfilt_of(c):
+        return float(np.sum(references.sosfiltfilt(sos_of(c), x) ** 2))
+
+    loss = lambda c: tl.sum(tl.signal.sosfiltfilt([[0.2, c, 0.1, 1.0, -0.4, 0.1]], x) ** 2)  # noqa: E731
+    got = tl.grad(loss)(tl.tensor(0.3)).numpy()
+    np.testing.assert_allclose(got, (sosfiltfilt_of(0.3 + h) - sosfiltfilt_of(0.3 - h)) / (2 * h), rtol=1e-6)

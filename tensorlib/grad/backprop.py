@@ -90,7 +90,7 @@ def _backprop(nodes, targets, target_grads, sources, unconnected):
                     continue
                 if g.__class__ is not Tensor or g.shape != t.shape or g.dtype is not t.dtype:
                     g = fit_to(checked(g, t, node, i, fn), t)
-                if t._value is None and None in t.shape and _may_broadcast_at_run_time(t, node):
+                if None in t.shape and t._value is None and _may_broadcast_at_run_time(t, node):
                     g = _sum_to_like(g, t)
                 key = t._id
                 prev = grads.get(key)

@@ -52,6 +52,18 @@ _checkpoint_name = defop(
 _checkpoint_name.generic(lambda xp, x, *, name: x)
 registry.register_gradient("CheckpointName", lambda node, g: g)
 
+_optimization_barrier = defop(
+    "OptimizationBarrier",
+    inputs=("x",),
+    infer=lambda x: spec(x.shape, x.dtype),
+    elementwise=True,
+    doc="x, which graph passes do not see through (jax.lax.optimization_barrier): tl.remat's recomputation under "
+    "tl.function reads its inputs through it, so common-subexpression elimination cannot merge the recomputed ops "
+    "back into the forward pass's; its gradient passes through.",
+)
+_optimization_barrier.generic(lambda xp, x: x)
+registry.register_gradient("OptimizationBarrier", lambda node, g: g)
+
 
 def checkpoint_name(x, name: str) -> Tensor:
     """``x``, named ``name`` for :func:`tl.remat <tensorlib.grad.custom.remat>`'s policies

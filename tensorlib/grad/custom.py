@@ -22,6 +22,7 @@ from .registry import Refused, once_per_pass
 from .backprop import rule_site
 from .. import tree
 from .tape import GradientTape
+from .checkpoint_policies import _optimization_barrier
 
 
 def _custom_infer(*inputs, grad_fn, n_inputs, n_variables):
@@ -781,10 +782,18 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
     started it, and seeded ops draw the same numbers anyway.  A draw that cannot be repeated (from a
     ``tl.random.Generator`` object) or any other state that changed between the two runs makes
     the recomputed outputs differ from the forward ones, and that is a RuntimeError naming ``f``,
-    never a gradient of other values.  Under ``tl.function`` ``f`` runs as it is, whatever the policy: the
-    graph's memory plan frees what the gradient does not read.  Under nested or persistent tapes ``f``'s own ops are
+    never a gradient of other values.  Under nested or persistent tapes ``f``'s own ops are
     recorded too (as for any custom_gradient that may be differentiated again), so the memory is
     saved under one non-persistent tape (``tl.grad``, ``tl.value_and_grad``).
+
+    Under ``tl.function`` (a gradient taken inside the traced function) the backward pass's nodes compute again
+    what the policy does not keep, as in JAX: they read ``f``'s inputs and the kept values through
+    ``OptimizationBarrier`` nodes, which the graph passes do not see through, so CSE cannot merge the
+    recomputation back into the forward pass, and the memory plan frees the forward pass's intermediates as soon
+    as the forward pass is done with them (``prevent_cse=False`` leaves the barriers out: the merge then keeps
+    them, as without remat).  A traced random draw cannot be repeated, so random ops are kept whatever the
+    policy; a Variable ``f`` assigns is assigned once.  Under ``tl.vmap``, and in a trace with no tape
+    recording (``tl.grad(tl.function(f))``, which replays the graph under the tape), ``f`` runs as it is.
 
     >>> import tensorlib as tl
     >>> block = tl.remat(lambda x: tl.nn.dropout(tl.tanh(x), rate=0.5) * 3.0)
@@ -810,8 +819,14 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
         for i in static:
             _hashable_static(name, args, i)
         st = dispatch.current_state()
-        # Traced: the graph keeps what it keeps; nothing records: nothing to save; everything kept: nothing to redo.
-        if st.modes or not st.tapes or policy is checkpoint_policies.everything_saveable:
+        # Nothing records: nothing to save; everything kept: nothing to redo; under a mode that builds no graph
+        # (tl.vmap's) f runs as it is.
+        mode = st.modes[-1] if st.modes else None
+        if (
+            not st.tapes
+            or policy is checkpoint_policies.everything_saveable
+            or (mode is not None and not getattr(mode, "builds_graph", False))
+        ):
             return f(*args, **kwargs)
         leaves, treedef = tree.flatten((args, kwargs))
         where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
@@ -823,12 +838,17 @@ def remat(f=None, *, prevent_cse: bool = True, policy=None, static_argnums=()):
             a, k = tree.unflatten(treedef, filled)
             return f(*a, **k)
 
+        if mode is not None:
+            rematerialized = _traced_remat(call, name, policy, prevent_cse, mode)
+            return _with_gradient(rematerialized, closures_as_variables=True)(*[leaves[i] for i in where])
         start = _global_random_state()
 
         def rematerialized(*tensors):
             kept = None if policy is None else _Kept(policy, name)
             with dispatch.assigns_logged() as assigned, _observing(kept):
                 y = call(tensors)
+            if kept is not None:
+                kept.seal(tree.leaves(y))
 
             def grad_fn(*out_grads, variables=None):
                 variables = list(variables or ())
@@ -868,18 +888,38 @@ class _Kept:
         self.made: dict = {}  # the _id of a result not kept -> (its op's position, type, several?, weak references)
         self.count = 0
         self.replaying = False
+        self.reads: dict = {}  # an op's position -> the positions of the ops not kept whose results it reads
+        self.not_kept: dict = {}  # an op's position -> the op, for those not kept
+        self.deferred = frozenset()  # the positions of the ops whose kernels the backward pass's run defers
+
+    def seal(self, outputs) -> None:
+        """After the forward pass: the ops not kept whose results nothing needs in the backward pass's run but kept
+        ops and ops nothing needs (not ``f``'s ``outputs``, not a random op: its draw must repeat, not a check) run
+        their kernels there only if their results are read, by a gradient rule or Python (JAX's dead-code
+        elimination)."""
+        needed = {self.made[o._id][0] for o in outputs if isinstance(o, Tensor) and o._id in self.made}
+        for k in sorted(self.not_kept, reverse=True):
+            op = self.not_kept[k]
+            if k in needed or op.stateful or op.side_effect:
+                needed.add(k)
+                needed.update(self.reads.get(k, ()))
+        self.deferred = frozenset(k for k in self.not_kept if k not in needed and k not in self.results)
 
     def replaying_from_start(self):
-        """Itself, set to give its results from the run's first op on (each run of ``grad_fn``)."""
-        self.replaying, self.count = True, 0
-        return self
+        """A copy that gives the kept results from the run's first op on, for one run of ``grad_fn``: its own count,
+        so that two runs at once (a persistent tape's gradients in two threads) do not take each other's steps."""
+        replay = copy.copy(self)
+        replay.replaying, replay.count = True, 0
+        return replay
 
     def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
         if mode != "eager" or self.replaying:  # a tl.function's nodes run again whole
             return
         k, self.count = self.count, self.count + 1
+        self.reads[k] = {made[0] for made in map(self.made.get, (t._id for t in inputs)) if made is not None}
         many = outputs if outputs.__class__ is tuple else (outputs,)
         if op.stateful or not self.policy(op.name, tuple(inputs), dict(attrs)):
+            self.not_kept[k] = op
             for o in many:
                 self.made[o._id] = (k, op.name, outputs.__class__ is tuple, [weakref.ref(p) for p in many])
             return
@@ -899,7 +939,7 @@ class _Kept:
         k, self.count = self.count, self.count + 1
         found = self.results.get(k)
         if found is None:
-            return None
+            return dispatch.DEFERRED if k in self.deferred and not (op.stateful or op.side_effect) else None
         op_type, outputs = found
         many = outputs if outputs.__class__ is tuple else (outputs,)
         wanted = specs if specs.__class__ is tuple else (specs,)
@@ -912,6 +952,121 @@ class _Kept:
             )
         # New tensors of the same values (values are immutable): the recomputation's tape records them as this op's.
         fresh = tuple(make(o._value, o.backend, o.shape, o.dtype) for o in many)
+        return fresh if outputs.__class__ is tuple else fresh[0]
+
+
+def _traced_remat(call, name, policy, prevent_cse, mode):
+    """``tl.remat``'s function for :func:`_with_gradient` under ``tl.function`` (``mode``, the trace): the
+    backward pass traces ``f`` again on its inputs read through an OptimizationBarrier (``prevent_cse``: else
+    simplify's CSE merges the recomputed nodes back into the forward pass's, which the memory plan then keeps
+    alive for the gradient), taking the results ``policy`` keeps from the forward pass (through a barrier too)."""
+
+    def rematerialized(*tensors):
+        kept = _KeptTraced(policy, name, prevent_cse, mode)
+        before = mode.variable_values()
+        with _observing(kept):
+            y = call(tensors)
+        assigned = mode.assigned_since(before)
+
+        def grad_fn(*out_grads, variables=None):
+            variables = list(variables or ())
+            here = dispatch.current_state().modes
+            if assigned and not (here and here[-1] is mode):
+                raise RuntimeError(
+                    f"tl.remat({name}): it assigns Variables, and its traced graph is differentiated outside the "
+                    "trace that made it (a graph called under a tape); call the remat function there instead"
+                )
+            tape = GradientTape(watch_accessed_variables=False)
+            with tape:
+                fresh = [kept.barrier(t) for t in tensors]
+                tape.watch(fresh + variables)
+                with mode.reading_as_before(before) if assigned else contextlib.nullcontext():
+                    with _observing(kept.replaying_from_start()):
+                        again = tree.leaves(call(fresh))
+            sources = [t for t in fresh if t.dtype.kind in "fc"] + variables
+            found = iter(tape.gradient(again, sources, list(out_grads), unconnected_gradients="zero"))
+            grads = [next(found) if t.dtype.kind in "fc" else None for t in fresh]
+            return (grads, list(found)) if variables else grads
+
+        return y, grad_fn
+
+    return rematerialized
+
+
+_barriers = threading.local()  # busy: a _KeptTraced is making a barrier node
+
+
+class _KeptTraced:
+    """:class:`_Kept` under ``tl.function``: it sees the nodes ``f`` binds (``traced``), keeps the symbolic results
+    of those the policy names (and of every random op: a traced draw cannot be repeated), and, in the backward
+    pass's trace, stands in for them (``replayed_traced``) with those results read through a barrier.  A graph
+    replayed eagerly under a tape runs ``f`` again whole (``on_op``: nothing kept)."""
+
+    def __init__(self, policy, name, prevent_cse, mode):
+        self.policy, self.name, self.prevent_cse = policy, name, prevent_cse
+        self.mode = mode  # the trace whose nodes it counts (not those of a branch or loop body traced inside)
+        self.results: dict = {}  # the op's position in the run -> (its type, its outputs)
+        self.made: dict = {}  # the _id of a result not kept -> (its op's position, the op, its outputs)
+        self.count = 0
+        self.replaying = False
+
+    def replaying_from_start(self):
+        """A copy for one run of ``grad_fn`` (as :meth:`_Kept.replaying_from_start`), counting the nodes bound in the
+        trace that runs it."""
+        modes = dispatch.current_state().modes
+        replay = copy.copy(self)
+        replay.replaying, replay.count, replay.mode = True, 0, modes[-1] if modes else None
+        return replay
+
+    def on_op(self, op, inputs, outputs, attrs, seconds, kernel, backend, mode="eager", phase=None):
+        pass
+
+    def _counts(self) -> bool:
+        """Whether the node being bound is one of ``f``'s: bound in its trace, not a barrier it makes."""
+        modes = dispatch.current_state().modes
+        return bool(modes) and modes[-1] is self.mode and not getattr(_barriers, "busy", False)
+
+    def barrier(self, t):
+        """``t`` read through an OptimizationBarrier (an Identity without ``prevent_cse``), a node that no
+        ``_KeptTraced`` of this thread counts: it is none of ``f``'s ops."""
+        _barriers.busy = True
+        try:
+            return _optimization_barrier(t) if self.prevent_cse else identity(t)
+        finally:
+            _barriers.busy = False
+
+    def traced(self, op, inputs, outputs, attrs):
+        if self.replaying or not self._counts():
+            return
+        k, self.count = self.count, self.count + 1
+        many = outputs if outputs.__class__ is tuple else (outputs,)
+        if not (op.stateful or self.policy is not None and self.policy(op.name, tuple(inputs), dict(attrs))):
+            for o in many:
+                self.made[o._id] = (k, op, outputs)
+            return
+        self.results[k] = (op.name, outputs)
+        made = self.made.get(inputs[0]._id) if op.name == "CheckpointName" else None
+        if made is not None:  # the named value's op is kept with it, as eagerly
+            self.results[made[0]] = (made[1].name, made[2])
+
+    def replayed_traced(self, op, inputs, attrs, specs):
+        if not self.replaying or not self._counts():
+            return None
+        k, self.count = self.count, self.count + 1
+        found = self.results.get(k)
+        if found is None:
+            return None
+        op_type, outputs = found
+        many = outputs if outputs.__class__ is tuple else (outputs,)
+        wanted = specs if specs.__class__ is tuple else (specs,)
+        if op_type != op.name or [tuple(o.shape) for o in many] != [tuple(s.shape) for s in wanted]:
+            raise RuntimeError(
+                f"tl.remat: tracing {self.name} again for its gradient bound another op at step {k} ({op.name} of "
+                f"{[tuple(s.shape) for s in wanted]}) than the forward pass ({op_type} of "
+                f"{[tuple(o.shape) for o in many]}): its Python control flow depends on more than its arguments"
+            )
+        with dispatch.tapes_paused():  # the tapes record this op, with these results
+            fresh = tuple(self.barrier(o) for o in many)
         return fresh if outputs.__class__ is tuple else fresh[0]
 
 

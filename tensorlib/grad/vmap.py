@@ -1411,6 +1411,17 @@ def _sections_from_states(mode, op, inputs, physical, batched, attrs, specs):
 
 
 _RULES["SosFilterFrom"] = _sections_from_states
+
+
+def _rational_filter(mode, op, inputs, physical, batched, attrs, specs):
+    """LinearFilter (ops/iir.py): a mapped signal runs once on the whole batch; mapped coefficients fall back to
+    one run per element."""
+    if batched[0] or batched[1]:
+        return None
+    return dispatch.apply(op, tuple(physical), attrs)
+
+
+_RULES["LinearFilter"] = _rational_filter
 _DIFFERENT_DRAWS = {"Dropout": _dropout_per_element}
 
 

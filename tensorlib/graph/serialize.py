@@ -177,6 +177,8 @@ def _graph_doc(graph: Graph, arrays: dict, include_captures: bool, prefix: str) 
         "outputs": [ids[t._id] for t in graph.outputs],
         "structure": _encode_structure(graph.structure),
         **_encode_signature(graph.signature),
+        # a graph that calls tl.stats runs with NumPy's warnings off (Graph.quiet); files without the key: not quiet
+        **({"quiet": True} if graph.quiet else {}),
     }
 
 
@@ -421,6 +423,7 @@ def _build(doc, arrays, backend) -> Graph:
     if not hasattr(backend, "name"):
         backend = _backends.get(backend if backend is not None else _get(doc, "backend", str))
     graph = Graph(_get(doc, "name", str), backend)
+    graph.quiet = _get(doc, "quiet", bool) if "quiet" in doc else False
     env: dict = {}
 
     def define(entry, tensor):

@@ -75,6 +75,8 @@ _PYTHON_OPERATORS = frozenset(
 class _Trace(dispatch.Mode):
     """The tracing mode: builds ``graph`` from the ops the function calls."""
 
+    builds_graph = True  # tl.remat recomputes under this mode (a tl.vmap's mode runs its function as it is)
+
     def __init__(self, graph: Graph):
         self.graph = graph
         self.first_id = next(_ids)  # tensors with a larger _id were created while tracing
@@ -291,6 +293,57 @@ class _Trace(dispatch.Mode):
         self.lifted[t._id] = value
         return value
 
+    def _variable_table(self) -> dict:
+        """Variable ``_id`` -> the symbolic value its reads give now (a Variable not assigned here: its capture)."""
+        return self.lifted
+
+    def _variable_before(self, key):
+        """What a Variable that :meth:`variable_values` did not list read as then: its capture."""
+        return self.variable_refs.get(key)
+
+    def variable_values(self) -> dict:
+        """Variable ``_id`` -> what a read of it gives now, for :meth:`reading_as_before`."""
+        table = self._variable_table()
+        return {k: table[k] for k in self.variable_refs if k in table} if table is self.lifted else dict(table)
+
+    def assigned_since(self, before: dict) -> bool:
+        """Whether a Variable was assigned here since :meth:`variable_values` gave ``before``."""
+        return any(v is not before.get(k, self._variable_before(k)) for k, v in self.variable_values().items())
+
+    @contextlib.contextmanager
+    def reading_as_before(self, before: dict):
+        """tl.remat's recomputation of a function that assigned Variables here: in the block, each Variable reads
+        as it did before the first run (``before``, from :meth:`variable_values`), and an assign only changes what
+        later reads in the block see (the first run's assign nodes stay the only ones: the state changes once);
+        after the block, reads give what they gave before it."""
+        table = self._variable_table()
+        now = self.variable_values()
+        for k in now:
+            was = before.get(k, self._variable_before(k))
+            if was is None:
+                table.pop(k, None)
+            else:
+                table[k] = was
+
+        def assign(var, value, checked=False, how="assign"):
+            self.lift(var)
+            table[var._id] = self.lift(value)
+            return var
+
+        self.assign = assign
+        try:
+            yield
+        finally:
+            del self.assign
+            for k in self.variable_values():
+                if k not in now:  # first read in the block: as outside it
+                    was = self._variable_before(k)
+                    if was is None:
+                        table.pop(k, None)
+                    else:
+                        table[k] = was
+            table.update(now)
+
     def snapshot(self, var):
         """What a tape records for a read of ``var``: its value now, keyed like the Variable (so gradients
         reach it), and still this value if the Variable is assigned before the gradient is taken."""
@@ -489,6 +542,12 @@ class _SubTrace(_Trace):
 
     def update(self, var, value, how):
         return self.assign(var, value, how=how)
+
+    def _variable_table(self) -> dict:
+        return self.variables
+
+    def _variable_before(self, key):
+        return None  # not assigned here: read from outside
 
     def assign(self, var, value, checked: bool = False, how: str = "assign"):
         """``var.assign(value)`` (or ``how``) in a branch or body: later reads here see ``value``; the node writes

@@ -85,9 +85,9 @@ def _block_length(n: int) -> int:
     return max(1, min(n, 128, math.isqrt(n) + 1))
 
 
-def _refuse_leading_zero(a):
+def _refuse_leading_zero(a, op: str = "AllPoleFilter"):
     if bool(a[0] == 0):
-        raise ValueError(f"AllPoleFilter: a[0] == 0 leaves the recursion undefined (a shape {a.shape}, {a.dtype})")
+        raise ValueError(f"{op}: a[0] == 0 leaves the recursion undefined (a shape {a.shape}, {a.dtype})")
 
 
 @_all_pole.kernel("numpy")
@@ -139,6 +139,9 @@ def _fir_numpy(b, x):
     lfilter = _scipy_lfilter()
     if lfilter is None or not _scipy_runs(x):
         return _fir_kernel(np, b, x)
+    n = x.shape[-1]
+    if x.size == n:  # one signal: np.convolve, 2 to 8 times faster than SciPy's loop (3 to 9 taps, 1e5 samples)
+        return np.convolve(x.reshape(n), b)[:n].astype(x.dtype, copy=False).reshape(x.shape)
     # a = [1, 0]: SciPy's C loop (it pads b and a to one length anyway); a = [1] takes its slower
     # np.convolve path, one Python call per signal
     return lfilter(b, np.array([1, 0], x.dtype), x, axis=-1)
@@ -333,3 +336,82 @@ register_gradient(
     x=_sos_x_grad,
     zi=lambda node, g: _sos_sweep(node, g)[1],
 )
+
+
+# ---------------------------------------------------------------- a whole rational filter, one op
+def _linear_infer(b, a, x):
+    if b.dtype.kind != "f" or a.dtype != b.dtype or x.dtype != b.dtype:
+        raise TypeError(f"expected b, a and x of one floating dtype, got {b.dtype}, {a.dtype} and {x.dtype}")
+    for name, c in (("b", b), ("a", a)):
+        if len(c.shape) != 1 or c.shape[0] in (None, 0):
+            raise ValueError(f"{name} must be one-dimensional, of known nonzero length, got shape {tuple(c.shape)}")
+    if len(x.shape) == 0:
+        raise ValueError("x must have at least one axis, got a scalar")
+    return spec(x.shape, x.dtype)
+
+
+_linear = defop(
+    "LinearFilter",
+    inputs=("b", "a", "x"),
+    infer=_linear_infer,
+    doc="B(z) / A(z) x along x's last axis from rest (scipy.signal.lfilter without zi): FirFilter then "
+    "AllPoleFilter in one pass.",
+)
+
+
+@_linear.kernel("numpy")
+def _linear_numpy(b, a, x):
+    lfilter = _scipy_lfilter()
+    if lfilter is None or not _scipy_runs(x):
+        return _linear_kernel(np, b, a, x)
+    _refuse_leading_zero(a, "LinearFilter")
+    if a.shape[0] == 1:  # FIR: see FirFilter's kernel (whose result is a fresh array, divided in place)
+        y = _fir_numpy(b, x)
+        if a[0] != 1:
+            y /= a[0]
+        return y
+    return lfilter(b, a, x, axis=-1)
+
+
+@_linear.generic
+def _linear_kernel(xp, b, a, x):
+    _refuse_leading_zero(a, "LinearFilter")
+    return _all_pole_kernel(xp, a, _fir_kernel(xp, b, x))
+
+
+def linear_filter(b, a, x):
+    """``B(z) / A(z) x`` along the last axis of ``x`` from rest (``b``, ``a`` and ``x`` of one float dtype): one
+    op, for ``tl.signal.lfilter``."""
+    return apply(_linear, (b, a, x), {})
+
+
+def _linear_w(node, g):
+    """``A^-T g``: the recursion run backwards over the cotangent."""
+    from .array import flip
+
+    return flip(all_pole_filter(node.inputs[1], flip(g, -1)), -1)
+
+
+def _linear_x_grad(node, g):
+    from .array import flip
+
+    return flip(linear_filter(node.inputs[0], node.inputs[1], flip(g, -1)), -1)
+
+
+def _linear_b_grad(node, g):
+    from .reduce import sum as reduce_sum
+    from .shape import stack
+
+    w, x = _linear_w(node, g), node.inputs[2]
+    return stack([reduce_sum(w[..., k:] * (x[..., :-k] if k else x)) for k in range(node.inputs[0].shape[0])])
+
+
+def _linear_a_grad(node, g):
+    from .reduce import sum as reduce_sum
+    from .shape import stack
+
+    w, y = _linear_w(node, g), node.outputs[0]
+    return -stack([reduce_sum(w[..., k:] * (y[..., :-k] if k else y)) for k in range(node.inputs[1].shape[0])])
+
+
+register_gradient("LinearFilter", b=_linear_b_grad, a=_linear_a_grad, x=_linear_x_grad)

@@ -2542,3 +2542,235 @@ def boxcox1p(x, lmbda) -> Tensor:
     1e-10
     """
     return _widened(lambda x, lmbda: _boxcox(x, lmbda, math_ops.log1p, -1.0), *_floats_together(x, lmbda))
+
+
+# ------------------------------------------------------------------ betabinom's tails: a sum as long as the data say
+_BETABINOM_BLOCK = 1 << 20  # terms computed at once (8 MiB a float64 array): elements batched, or one cut in chunks
+
+
+def _log_rising_rest(x, m):
+    """``log Gamma(x + m) - log Gamma(x) - m log(x + m) + m`` (float64, ``x >= 10``, ``m >= 0``) from Stirling's
+    series: ``(x - 1/2) log1p(m / x)`` plus the corrections' difference, with no term of size ``x log x``."""
+    return (x - 0.5) * np.log1p(m / x) + _log_gamma_correction(x + m) - _log_gamma_correction(x)
+
+
+def _betabinom_terms(j, n, a, b, da, db):
+    """``d^da/da d^db/db`` of BetaBinomial(n, a, b)'s mass at the counts ``j``, as ``pmf * factor`` (float64 arrays):
+    the scores ``d log pmf / da = psi(j + a) - psi(a) - psi(n + a + b) + psi(a + b)`` (and in b) as differences of
+    digamma without cancellation, the second derivatives ``pmf (score**2 + d score)``."""
+    sp = scipy_special()
+    # log(B(j + a, n - j + b) / B(a, b)) as log-Pochhammers; where a, b >= 10 their m log(x + m) terms together, as
+    # logs of ratios (the log-betas' difference lost 2e-9 relative at a = b = 1e6: each is -1.4e6)
+    large = (a >= _STIRLING_FROM) & (b >= _STIRLING_FROM)
+    al, bl = np.where(large, a, _STIRLING_FROM), np.where(large, b, _STIRLING_FROM)
+    together = (
+        _log_rising_rest(al, j)
+        + _log_rising_rest(bl, n - j)
+        - _log_rising_rest(al + bl, n)
+        + sp.xlogy(j, (al + j) / (al + bl + n))
+        + sp.xlogy(n - j, (bl + n - j) / (al + bl + n))
+    )
+    apart = _log_beta(j + a, n - j + b)[0] - _log_beta(a, b)[0]
+    log_p = -np.log1p(n) - _log_beta(n - j + 1.0, j + 1.0)[0] + np.where(large, together, apart)
+    p = np.exp(log_p)
+    if da + db == 0:
+        return p
+    both = _digamma_difference(a + b, n, np)
+    s_a = both - _digamma_difference(a, j, np)
+    s_b = both - _digamma_difference(b, n - j, np)
+    if da + db == 1:
+        return p * (s_a if da else s_b)
+    t_ab = sp.polygamma(1, a + b) - sp.polygamma(1, n + a + b)
+    if da == 1:
+        return p * (s_a * s_b + t_ab)
+    if da == 2:
+        return p * (s_a * s_a + t_ab + sp.polygamma(1, j + a) - sp.polygamma(1, a))
+    return p * (s_b * s_b + t_ab + sp.polygamma(1, n - j + b) - sp.polygamma(1, b))
+
+
+def _betabinom_sums(start, count, n, a, b, da, db):
+    """``sum_{j = start}^{start + count - 1}`` of ``_betabinom_terms`` for each element (1-d float64 arrays, ``count`` a
+    whole number >= 0): the elements sorted by their count and batched into blocks of ``_BETABINOM_BLOCK`` terms, an
+    element longer than a block summed chunk by chunk."""
+    out = np.zeros(start.shape)
+    order = np.argsort(count, kind="stable")
+    size, i = len(order), 0
+    while i < size:
+        first = order[i]
+        if count[first] > _BETABINOM_BLOCK:  # the rest are as long: one at a time, in chunks
+            for e in order[i:]:
+                total, done = 0.0, 0.0
+                while done < count[e]:
+                    j = start[e] + done + np.arange(min(_BETABINOM_BLOCK, count[e] - done))
+                    total += np.sum(_betabinom_terms(j, n[e], a[e], b[e], da, db))
+                    done += _BETABINOM_BLOCK
+                out[e] = total
+            break
+        end = i + 1
+        while end < size and (end + 1 - i) * count[order[end]] <= _BETABINOM_BLOCK:
+            end += 1
+        rows = order[i:end]
+        width = int(count[rows[-1]])
+        if width:
+            steps = np.arange(width, dtype=np.float64)
+            used = steps < count[rows, None]
+            j = np.where(used, start[rows, None] + steps, start[rows, None])
+            terms = _betabinom_terms(j, *(v[rows, None] for v in (n, a, b)), da, db)
+            out[rows] = np.sum(np.where(used, terms, 0.0), axis=1)
+        i = end
+    return out
+
+
+def _betabinom_tail_kernel(k, n, a, b, *, upper, da, db):
+    """P(K <= k) (``upper``: P(K > k)) of BetaBinomial(n, a, b), or its derivative ``d^da/da d^db/db``, float64 inside:
+    each tail summed itself where it holds at most half the mass, else from the other (1 minus it; minus it for a
+    derivative).  Elements that share their parameters (one distribution at many counts) read the sums of all
+    ``n + 1`` masses from each end, computed once; the others sum the shorter tail, and the requested one itself
+    where that holds more than half.  NaN for invalid parameters (a or b not positive or infinite, n not a whole
+    number, a NaN)."""
+    dtype = _result_dtype(k.dtype, n.dtype, a.dtype, b.dtype)
+    shape = broadcast_shapes(k.shape, n.shape, a.shape, b.shape)
+    k, n, a, b = (np.broadcast_to(np.asarray(v, np.float64), shape).ravel() for v in (k, n, a, b))
+    out = np.full(k.shape, np.nan)
+    derivative = da + db > 0
+    with np.errstate(all="ignore"):
+        ok = (a > 0) & (b > 0) & (n >= 0) & (n == np.floor(n)) & (n < np.inf) & (k == k) & (a < np.inf)
+        ok &= b < np.inf
+        n, a, b = np.where(ok, n, 0.0), np.where(ok, a, 1.0), np.where(ok, b, 1.0)
+        below = np.clip(np.floor(np.where(ok, k, 0.0)) + 1.0, 0.0, n + 1.0)  # the counts 0 .. below - 1
+        above = n + 1.0 - below
+        keys, group, sizes = np.unique(np.stack([n, a, b], axis=1), axis=0, return_inverse=True, return_counts=True)
+        group = group.ravel()
+        shared = ok & (sizes[group] > 1) & (n < _BETABINOM_BLOCK)
+        for g in np.unique(group[shared]):
+            rows = np.flatnonzero(shared & (group == g))
+            m, x, y = keys[g]
+            counts = np.arange(m + 1.0)
+            mass = _betabinom_terms(counts, m, x, y, 0, 0)
+            terms = _betabinom_terms(counts, m, x, y, da, db) if derivative else mass
+            c = below[rows].astype(np.int64)
+            from_low = np.concatenate([[0.0], np.cumsum(terms)])[c]  # the first c terms, then the rest
+            from_high = np.concatenate([np.cumsum(terms[::-1])[::-1], [0.0]])[c]
+            mass_low = np.concatenate([[0.0], np.cumsum(mass)])[c]
+            mass_high = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])[c]
+            wanted, other, held = (from_high, from_low, mass_high) if upper else (from_low, from_high, mass_low)
+            out[rows] = np.where(held <= 0.5, wanted, -other if derivative else 1.0 - other)
+        alone = np.flatnonzero(ok & ~shared)
+        if alone.size:
+            below, above, n, a, b = below[alone], above[alone], n[alone], a[alone], b[alone]
+            lower_short = below <= above
+            first, count = np.where(lower_short, 0.0, below), np.minimum(below, above)
+            short = _betabinom_sums(first, count, n, a, b, da, db)
+            mass = _betabinom_sums(first, count, n, a, b, 0, 0) if derivative else short
+            same = lower_short != bool(upper)
+            value = np.where(same, short, -short if derivative else 1.0 - short)
+            direct = ~same & (mass > 0.5)
+            if direct.any():
+                long_start = np.where(lower_short, below, 0.0)[direct]
+                long_count = np.maximum(below, above)[direct]
+                value[direct] = _betabinom_sums(long_start, long_count, n[direct], a[direct], b[direct], da, db)
+            out[alone] = value
+    return out.reshape(shape).astype(dtype, copy=False)
+
+
+_betabinom_tail = defop(
+    "BetabinomTail",
+    inputs=("k", "n", "a", "b"),
+    attrs={"upper": False, "da": 0, "db": 0},
+    infer=_elementwise_infer,
+    elementwise=True,
+    promote=(0, 1, 2, 3),
+    doc="P(K <= k) (upper: P(K > k)) of BetaBinomial(n, a, b), or its derivatives of order da in a and db in b.",
+)
+_betabinom_tail.kernel("numpy")(_betabinom_tail_kernel)
+_betabinom_tail.kernels_reason = "a NumPy sum over the counts; the Array API standard has no special functions"
+
+
+def _betabinom_tail_rule(wrt):
+    def rule(node, g):
+        da, db = node.attrs["da"] + (wrt == "a"), node.attrs["db"] + (wrt == "b")
+        if da + db > 2:
+            raise LookupError(
+                "BetabinomTail: the derivatives of betabinom's cdf / sf of order three and more in a and b are not "
+                "implemented; the first and second are"
+            )
+        return g * apply(_betabinom_tail, node.inputs, {**node.attrs, "da": da, "db": db})
+
+    return rule
+
+
+def _betabinom_tail_by_n(node, g):
+    raise TypeError(
+        "BetabinomTail: betabinom's cdf / sf are not differentiable in the number of trials n (a whole number); "
+        "they are in a and b"
+    )
+
+
+register_gradient(
+    "BetabinomTail", lambda node, g: None, _betabinom_tail_by_n, _betabinom_tail_rule("a"), _betabinom_tail_rule("b")
+)
+
+
+def betabinom_tail(k, n, a, b, upper=False) -> Tensor:
+    """BetaBinomial(n, a, b)'s ``P(K <= k)`` (``upper``: ``P(K > k)``), float64 tensors; differentiable in ``a`` and
+    ``b`` (first and second order), none in ``k`` (a step function), a TypeError in ``n``."""
+    return apply(_betabinom_tail, (k, n, a, b), {"upper": bool(upper), "da": 0, "db": 0})
+
+
+def _betabinom_count_kernel(q, n, a, b, *, upper):
+    """BetaBinomial(n, a, b)'s quantile (``upper``: the inverse survival function) to within one count, for
+    ``tl.stats.betabinom.ppf`` / ``isf`` to correct against its own cdf / sf: every mass, their sums from each end, each
+    tail from the smaller of the two (as ``BetabinomTail`` takes it), the first count past ``q``; for ``n`` past
+    ``_BETABINOM_BLOCK`` the masses summed from 0 a block at a time.  ``q`` in (0, 1) and valid parameters (0
+    elsewhere)."""
+    dtype = _result_dtype(q.dtype, n.dtype, a.dtype, b.dtype)
+    shape = broadcast_shapes(q.shape, n.shape, a.shape, b.shape)
+    q, n, a, b = (np.broadcast_to(np.asarray(v, np.float64), shape).ravel() for v in (q, n, a, b))
+    out = np.zeros(q.shape)
+    with np.errstate(all="ignore"):
+        ok = (q > 0) & (q < 1) & (a > 0) & (b > 0) & (n >= 0) & (n == np.floor(n)) & (n < np.inf)
+        ok &= (a < np.inf) & (b < np.inf)
+        tails = {}  # the tails of each distinct (n, a, b) once: one set of parameters for many q is the common case
+        for e in np.flatnonzero(ok):
+            if n[e] < _BETABINOM_BLOCK:
+                key = (n[e], a[e], b[e])
+                if key not in tails:
+                    mass = _betabinom_terms(np.arange(n[e] + 1.0), n[e], a[e], b[e], 0, 0)
+                    tails[key] = np.cumsum(mass), np.append(np.cumsum(mass[:0:-1])[::-1], 0.0)  # P(K <= k), P(K > k)
+                below, above = tails[key]
+                if upper:
+                    out[e] = np.argmax(np.where(above <= 0.5, above, 1.0 - below) <= q[e])
+                else:
+                    cdf = np.where(below <= 0.5, below, 1.0 - above)
+                    out[e] = np.argmax(cdf >= q[e]) if cdf[-1] >= q[e] else n[e]
+                continue
+            target, done, total = (1.0 - q[e] if upper else q[e]), 0.0, 0.0
+            out[e] = n[e]
+            while done <= n[e]:
+                j = done + np.arange(min(_BETABINOM_BLOCK, n[e] + 1.0 - done))
+                sums = total + np.cumsum(_betabinom_terms(j, n[e], a[e], b[e], 0, 0))
+                at = int(np.searchsorted(sums, target))  # the first with sums >= target
+                if at < len(j):
+                    out[e] = j[at]
+                    break
+                total, done = sums[-1], done + len(j)
+    return out.reshape(shape).astype(dtype, copy=False)
+
+
+_betabinom_count = defop(
+    "BetabinomCount",
+    inputs=("q", "n", "a", "b"),
+    attrs={"upper": False},
+    infer=_elementwise_infer,
+    elementwise=True,
+    promote=(0, 1, 2, 3),
+    doc="BetaBinomial(n, a, b)'s ppf (upper: isf) at q to within one count, the start of tl.stats' exact search.",
+)
+_betabinom_count.kernel("numpy")(_betabinom_count_kernel)
+_betabinom_count.kernels_reason = _betabinom_tail.kernels_reason
+not_differentiable("BetabinomCount")
+
+
+def betabinom_count(q, n, a, b, upper=False) -> Tensor:
+    """BetaBinomial(n, a, b)'s ``ppf(q)`` (``upper``: ``isf(q)``) to within one count; float64 tensors, no gradient."""
+    return apply(_betabinom_count, (q, n, a, b), {"upper": bool(upper)})

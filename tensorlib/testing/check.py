@@ -344,9 +344,11 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
             f"check_grads: {label} has no floating-point output to differentiate "
             f"(output dtypes: {[str(o.dtype) for o in leaves]})"
         )
-    numeric_dtype = _lowest_precision(
-        o.dtype for o in _leaves(numeric_f(*_inputs(point, numeric_backends, True)), label)
-    )
+    # f at the point itself, in float64, once: it sets the dtype the differences run in, and each argument's
+    # kink check compares its one-sided differences with it.
+    centre = _leaves(numeric_f(*_inputs(point, numeric_backends, True)), label)
+    numeric_dtype = _lowest_precision(o.dtype for o in centre)
+    f0 = [np.asarray(centre[k].numpy(), dtype=_wide(centre[k].dtype)) for k in float_pos]
     analytic_dtype = _lowest_precision([point[i].dtype for i in argnums] + [leaves[k].dtype for k in float_pos])
     default_atol, default_rtol = np.maximum(_GRAD_TOLERANCES[analytic_dtype], _GRAD_TOLERANCES[numeric_dtype])
     atol_, rtol_ = (default_atol if atol is None else atol), (default_rtol if rtol is None else rtol)
@@ -375,7 +377,7 @@ def _check(f, point, backends, argnums, order, modes, atol, rtol, eps, rng, labe
 
     for slot, i in enumerate(argnums):
         v = _direction(rng, point[i].shape, point[i].dtype) * _step_scale(point[i])
-        numeric = _numeric_jvp(numeric_f, point, numeric_backends, i, v, float_pos, context)
+        numeric = _numeric_jvp(numeric_f, point, numeric_backends, i, v, float_pos, context, f0)
         if grads is not None:
             _compare_vjp(grads[slot], i, v, us, numeric, context)
         if "fwd" in modes:
@@ -421,8 +423,10 @@ def _vjp_function(f, nargs, argnums, float_pos, label):
     return gradient_of_f
 
 
-def _numeric_jvp(f, point, backends, i, v, float_pos, ctx):
-    """Central difference of f's float outputs along ``v`` in argument ``i`` (float64), after a kink check."""
+def _numeric_jvp(f, point, backends, i, v, float_pos, ctx, f0):
+    """Central difference of f's float outputs along ``v`` in argument ``i`` (float64), after a kink check.
+
+    ``f0``: f's float outputs at the point (float64), the centre of the one-sided differences."""
     eps = ctx["eps"]
     base = [p.astype(_wide(p.dtype)) if _is_float_array(p) else p for p in point]
 
@@ -432,7 +436,7 @@ def _numeric_jvp(f, point, backends, i, v, float_pos, ctx):
         outs = _leaves(f(*_inputs(shifted, backends)), ctx["label"])
         return [np.asarray(outs[k].numpy(), dtype=_wide(outs[k].dtype)) for k in float_pos]
 
-    f0, fp, fm, fp2, fm2 = at(0.0), at(eps), at(-eps), at(eps / 2), at(-eps / 2)
+    fp, fm, fp2, fm2 = at(eps), at(-eps), at(eps / 2), at(-eps / 2)
     central = []
     for k, (y0, yp, ym, yp2, ym2) in enumerate(zip(f0, fp, fm, fp2, fm2)):
         c1 = (yp - ym) / (2 * eps)

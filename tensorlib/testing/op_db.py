@@ -167,6 +167,14 @@ def _math_opinfos():
             op_types=("CheckpointName",),
             dtypes=ELEMENTWISE + (_dt.int64,),
         ),
+        OpInfo(
+            "optimization_barrier",
+            _optimization_barrier,
+            np.copy,
+            _unary(),
+            op_types=("OptimizationBarrier",),
+            dtypes=ELEMENTWISE + (_dt.int64,),
+        ),
         OpInfo("exp", tl.exp, np.exp, _unary(), op_types=("Exp",), dtypes=ELEMENTWISE),
         OpInfo("log", tl.log, np.log, _unary(0.2, 3.0), op_types=("Log",), dtypes=ELEMENTWISE),
         OpInfo("log1p", tl.log1p, np.log1p, _unary(-0.5, 3.0), op_types=("Log1p",), dtypes=ELEMENTWISE),
@@ -463,6 +471,13 @@ def _assert_named_shapes(x, y):
     return tuple(
         tl.debugging.assert_shapes([(x, names), (y, names[: np.ndim(y)] + (None,) * (np.ndim(y) - np.ndim(x)))])
     )
+
+
+def _optimization_barrier(x):
+    """tl.remat's barrier under tl.function (an identity that graph passes do not see through)."""
+    from ..grad.checkpoint_policies import _optimization_barrier as barrier
+
+    return barrier(x)
 
 
 @custom_gradient

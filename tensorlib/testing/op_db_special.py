@@ -605,6 +605,25 @@ def _poisson_draw(draw, dtype):
 
 
 @st.composite
+def _betabinom_draw(draw, dtype):
+    shape = draw(SHAPES)
+    k = draw(tensors(_dt.int64, shape, st.integers(-1, 10)))
+    a, b = (draw(tensors(dtype, shape, scalars(dtype, 0.5, 4.0))) for _ in range(2))
+    return SampleInput((k, np.full(shape, 9, np.int64), a, b), grad_argnums=(2, 3))
+
+
+@st.composite
+def _betabinom_quantile_draw(draw, dtype):
+    shape = draw(SHAPES)
+    # a != b, neither a whole number: SciPy's sf is 1 - cdf, an ulp off where a rational cdf meets a round q
+    # (isf(0.5, 9, 1, 1) is 5 there for 4: sf(4) = 0.5000000000000001)
+    q, a, b = (
+        draw(tensors(dtype, shape, scalars(dtype, lo, hi))) for lo, hi in ((0.05, 0.95), (0.6, 0.95), (1.2, 3.5))
+    )
+    return SampleInput((q, np.full(shape, 9, np.int64), a, b), grad_argnums=())
+
+
+@st.composite
 def _dirichlet_draw(draw, dtype):
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     k = draw(st.sampled_from([3, 2, 4]))
@@ -713,6 +732,29 @@ _STATS = [
         _poisson_draw,
         op_types=("Igamma",),
         dtypes=FLOATS,
+    ),
+    *(
+        OpInfo(
+            f"stats.betabinom.{method}",
+            getattr(tl.stats.betabinom, method),
+            _stats("betabinom", method),
+            _betabinom_draw,
+            op_types=("BetabinomTail",),
+            dtypes=FLOATS,
+        )
+        for method in ("cdf", "sf")
+    ),
+    *(
+        OpInfo(
+            f"stats.betabinom.{method}",
+            getattr(tl.stats.betabinom, method),
+            _stats("betabinom", method),
+            _betabinom_quantile_draw,
+            op_types=("BetabinomCount", "BetabinomTail"),
+            dtypes=FLOATS,
+            differentiable=False,
+        )
+        for method in ("ppf", "isf")
     ),
     OpInfo(
         "stats.gamma.cdf",

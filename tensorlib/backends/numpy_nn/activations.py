@@ -15,14 +15,16 @@ _ELEMENTWISE_BLOCK_BYTES = 1 << 20
 # us).  So ReLU compares with a read-only array of zeros (the same ufunc, so the same bits, NaN and -0.0
 # included), kept per dtype up to this size; a bigger block (a single row over it) compares with the scalar.
 _ZEROS_MAX_BYTES = 4 << 20
+# Below this many values the scalar's slower loop costs less than finding the zeros (about a microsecond).
+_ZEROS_MIN_SIZE = 2048
 _zeros: dict = {}
 
 
 def _zeros_like(x: np.ndarray):
-    """A read-only array of zeros of ``x``'s floating shape and dtype, or the scalar 0 when ``x`` is too big for
-    the kept zeros or not floating (where the scalar's type rules would differ)."""
+    """A read-only array of zeros of ``x``'s floating shape and dtype, or the scalar 0 when ``x`` is small, too big
+    for the kept zeros or not floating (where the scalar's type rules would differ)."""
     dtype = x.dtype
-    if dtype.kind != "f" or x.nbytes > _ZEROS_MAX_BYTES:
+    if dtype.kind != "f" or x.size < _ZEROS_MIN_SIZE or x.nbytes > _ZEROS_MAX_BYTES:
         return 0
     zeros = _zeros.get(dtype)
     if zeros is None or zeros.size < x.size:

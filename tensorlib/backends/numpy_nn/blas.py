@@ -59,7 +59,10 @@ _DEPTH_SPLIT_RATIO = 4
 
 
 def _loaded_openblas_paths() -> list[str]:
-    """Paths of the OpenBLAS libraries this process has loaded (Linux), else those NumPy ships."""
+    """Paths of the OpenBLAS libraries this process has loaded (Linux), else those NumPy ships; NumPy's first.
+
+    SciPy ships an OpenBLAS of its own (``scipy.libs``), mapped at whatever address: once SciPy was loaded,
+    the first control (the one callers read NumPy's thread count from) could be SciPy's."""
     paths = []
     try:
         with open("/proc/self/maps") as maps:
@@ -73,7 +76,14 @@ def _loaded_openblas_paths() -> list[str]:
         numpy_dir = os.path.dirname(np.__file__)
         for folder in (os.path.join(numpy_dir, os.pardir, "numpy.libs"), os.path.join(numpy_dir, ".dylibs")):
             paths.extend(glob.glob(os.path.join(folder, "*openblas*")))
-    return list(dict.fromkeys(paths))
+    numpy_libs = os.path.dirname(os.path.dirname(np.__file__))
+    return sorted(dict.fromkeys(paths), key=lambda path: not _ships_with_numpy(path, numpy_libs))
+
+
+def _ships_with_numpy(path: str, site: str) -> bool:
+    """Whether ``path`` is in NumPy's own library folder (``numpy.libs`` or ``numpy/.dylibs``) under ``site``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return folder in (os.path.join(site, "numpy.libs"), os.path.join(site, "numpy", ".dylibs"))
 
 
 @functools.lru_cache(maxsize=1)
