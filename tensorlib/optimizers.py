@@ -1950,7 +1950,10 @@ def _in(value: Tensor, like: Tensor) -> Tensor:
 def _torch_array(value) -> np.ndarray:
     """A torch tensor (read without importing torch) or an array-like, as a NumPy array."""
     if hasattr(value, "detach"):
-        value = value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        # NumPy has no bfloat16 or complex32: torch's .numpy() refuses them (state of a bfloat16/half model)
+        widened = {"torch.bfloat16": "float", "torch.complex32": "cfloat"}.get(str(value.dtype))
+        value = (getattr(value, widened)() if widened else value).numpy()
     return np.asarray(value)
 
 

@@ -1281,6 +1281,37 @@ def _positive_at_end(near, t, *shapes) -> Tensor:
         power, log_rest = near(t, *shapes)
         return _sp.xlogy(power, t) + log_rest
 
+    def slope(i):
+        """``density * d log_density / d(input i)`` with the gradient ``density * (slope_i slope_j + d slope_i / d(input
+        j))``, the two summed before the product: the Hessian at t = 0 was inf * inf + inf * (-polygamma(1, a)), NaN,
+        where the limit is +inf (gamma.pdf's in a at x = loc, a < 1)."""
+
+        def pieces(t, *shapes):
+            value, vjp_fn = _vjp(log_density, t, *shapes)
+            return value, vjp_fn(_math_ops.ones_like(value))[i]
+
+        @_custom_gradient
+        def run(t, *shapes):
+            value, s_i = pieces(t, *shapes)
+            density = _math_ops.exp(value)
+
+            def grad_fn(dy):
+                # each slope_j summed over its paths first (log t - digamma(a), -inf), then times slope_i: the product
+                # taken path by path was inf + (-inf)
+                _, vjp_log = _vjp(log_density, t, *shapes)
+                _, vjp_slope = _vjp(lambda *xs: pieces(*xs)[1], t, *shapes)
+                ones = _math_ops.ones_like(value)
+                zero = _math_ops.equal(dy, 0.0)
+                out = []
+                for s_j, ds in zip(vjp_log(ones), vjp_slope(ones)):
+                    both = None if s_j is None else s_j * _math_ops.stop_gradient(s_i) + (0.0 if ds is None else ds)
+                    out.append(None if both is None else _math_ops.where(zero, 0.0, dy * density * both))
+                return out
+
+            return density * s_i, grad_fn
+
+        return run
+
     @_custom_gradient
     def positive(t, *shapes):
         value, vjp_fn = _vjp(log_density, t, *shapes)
@@ -1289,7 +1320,10 @@ def _positive_at_end(near, t, *shapes) -> Tensor:
         def grad_fn(dy):
             slopes = vjp_fn(_math_ops.ones_like(value))
             zero = _math_ops.equal(dy, 0.0)  # a zero cotangent (a jacobian's other rows) gives 0, not 0 * inf
-            return [None if s is None else _math_ops.where(zero, 0.0, dy * density * s) for s in slopes]
+            return [
+                None if s is None else _math_ops.where(zero, 0.0, dy * slope(i)(t, *shapes))
+                for i, s in enumerate(slopes)
+            ]
 
         return density, grad_fn
 
@@ -2995,8 +3029,8 @@ _POISSON_ENTROPY_TERMS = 1400  # k = 0 .. 1399: beyond mu + 60 sqrt(mu) at mu = 
 def _poisson_entropy(mu):
     """SciPy's ``poisson.entropy``, ``-sum_k p_k log p_k``: the sum itself over k = 0 .. 1399 below mu = 300 (one
     broadcast over a new last axis, no loop on values: traceable), from there ``log(2 pi e mu) / 2 - 1 / (12 mu) - 1 /
-    (24 mu**2) - 19 / (360 mu**3)``; 0 at mu = 0.  Differentiable in ``mu`` (the masses' ``-p log p`` as ``-exp(l) l``
-    of the log-masses, finite where they underflow)."""
+    (24 mu**2) - 19 / (360 mu**3)``; 0 at mu = 0 (its slope there +inf, the limit).  Differentiable in ``mu`` (the
+    masses' ``-p log p`` as ``-exp(l) l`` of the log-masses, finite where they underflow)."""
     from .ops.creation import tensor
     from .ops.shape import expand_dims
 
@@ -3008,7 +3042,11 @@ def _poisson_entropy(mu):
     total = -_reduce_ops.sum(_math_ops.exp(log_p) * log_p, axis=-1)
     u = 1.0 / w(small, _POISSON_ENTROPY_BELOW, mu)
     series = 0.5 * (_LOG_2PI + 1.0) - 0.5 * _math_ops.log(u) - u / 12.0 - u * u / 24.0 - 19.0 * u**3 / 360.0
-    return w(_math_ops.equal(mu, 0.0), 0.0, w(small, total, series))
+    # 0 at mu = 0, with the limit of the slope there, +inf (H = mu - mu log mu + O(mu**2)): mu + entr(mu), at a
+    # stand-in elsewhere (the constant 0 gave 0)
+    zero = _math_ops.equal(mu, 0.0)
+    at_zero = w(zero, mu, 1.0)
+    return w(zero, at_zero + _sp.entr(at_zero), w(small, total, series))
 
 
 _poisson_quantiles = {

@@ -9,6 +9,9 @@ What it attacks, and against which references:
 - ``tl.fori_loop`` with tensor bounds (a ``While``): its index is weakly typed as with Python bounds, so ``c + i``
   keeps an int32, float16 or float32 carry's dtype (a NumPy loop in the carry's dtype, the same call with Python
   bounds, and JAX's fori_loop with traced bounds are the references);
+- a traced ``tl.scan`` of zero steps over xs of unknown sizes: no step of the body runs (eagerly none does), so a
+  body that checks its numbers (log of the zeros a step was run on) or fails on them (a singular matrix) gives the
+  empty result eager gives, of the same shapes;
 - the cache: a graph traced where new tensors are made on one backend is not run inside a ``with tl.backend(...)``
   block of another (eager, which makes them on the block's backend, is the reference; tf.function's cache key holds
   the device scope);
@@ -136,3 +139,41 @@ def test_fori_loop_with_tensor_bounds_matches_jax():
     want = jax.jit(lambda n, c: jax.lax.fori_loop(0, n, lambda i, c: c * 0.5 + i, c))(4, init)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6)
+
+
+_UNKNOWN_ROWS = [tl.TensorSpec((None, None), "float64")]
+
+
+@pytest.mark.parametrize(
+    "body, rows",
+    [
+        (lambda c, x: (c, tl.debugging.check_numerics(tl.log(x), "log")), np.array([[2.0, 1.0, 1.0, 3.0]])),
+        (lambda c, x: (c + tl.sum(tl.linalg.inv(x)), tl.linalg.inv(x)), np.array([[[2.0, 1.0], [1.0, 3.0]]])),
+    ],
+    ids=["check-numerics", "singular"],
+)
+def test_a_scan_of_zero_steps_over_unknown_sizes_runs_no_step(body, rows):
+    # Before: the kernel ran one step on zeros to learn the empty stacks' sizes: log(0) raised NumericsError, the
+    # inverse of the zero matrix LinAlgError, where eager (which runs no step) returns empty stacks.
+    init = tl.tensor(0.0, dtype="float64")
+    spec = [tl.TensorSpec((None,) * rows.ndim, "float64")]
+    traced = tl.function(lambda xs: tl.scan(body, init, xs), input_signature=spec)
+    empty = np.ones((0,) + rows.shape[1:])
+    with np.errstate(divide="ignore"):
+        eager = tl.scan(body, init, tl.tensor(empty))
+        got = traced(empty)
+        full = traced(rows)  # a step still runs when there is one
+    for e, g in zip(eager, got):
+        assert (g.shape, g.dtype) == (e.shape, e.dtype)
+        np.testing.assert_array_equal(g.numpy(), e.numpy())
+    assert full[1].shape[0] == 1 and np.all(np.isfinite(full[1].numpy()))
+
+
+def test_a_scan_of_zero_steps_over_unknown_sizes_has_the_gradient_eager_has():
+    def loss(xs):
+        carry, ys = tl.scan(lambda c, x: (c + tl.sum(tl.sqrt(x)), tl.sqrt(x) * c), tl.tensor(0.0, dtype="float64"), xs)
+        return carry + tl.sum(ys)
+
+    traced = tl.function(tl.grad(loss), input_signature=_UNKNOWN_ROWS)
+    empty = np.ones((0, 3))
+    assert traced(empty).shape == tl.grad(loss)(tl.tensor(empty)).shape == (0, 3)

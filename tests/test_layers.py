@@ -16,6 +16,7 @@ lazily), and a fresh interpreter confirms it for the lowest layers.
 
 import ast
 import fnmatch
+import functools
 import json
 import pathlib
 import subprocess
@@ -94,6 +95,13 @@ def _layer(module: str) -> int:
 def _imports(module: str, source: str, known: set, is_package: bool = False, eager_only: bool = False) -> set:
     """The tensorlib modules that ``module`` imports (with ``eager_only``, only those it imports when it is
     imported, not inside functions); ``from . import x`` is the module x when x is one."""
+    return set(_imports_once(module, source, frozenset(known), is_package, eager_only))
+
+
+@functools.lru_cache(maxsize=None)
+def _imports_once(module: str, source: str, known: frozenset, is_package: bool, eager_only: bool) -> frozenset:
+    """:func:`_imports`, read once per source: both checks read every module, and the ``__init__`` check reads
+    each ``__init__`` again for every import that runs it (walking the syntax trees took 9 s a test here)."""
     package = module if is_package else module.rpartition(".")[0]
     found = set()
     todo = [ast.parse(source)]
@@ -114,7 +122,7 @@ def _imports(module: str, source: str, known: set, is_package: bool = False, eag
                 continue
             for alias in node.names:
                 found.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in known else target)
-    return found
+    return frozenset(found)
 
 
 def _upward_imports() -> dict:

@@ -209,3 +209,19 @@ def test_rmsprop_iterations_follow_torchs_step_for_a_schedule():
         0.9 * sq + 0.1 * g**2
     )  # torch docs: v = alpha v + (1 - alpha) g^2; w -= lr g / (sqrt(v) + eps), lr = 0.1 * 0.5^4
     np.testing.assert_allclose(w.numpy(), np.array([1.0, -2.0]) - 0.1 * 0.5**4 * g / (np.sqrt(v) + 1e-8), rtol=1e-14)
+
+
+def test_bfloat16_torch_state_loads():
+    # torch's .numpy() refuses bfloat16: loading a bfloat16 run's state failed with torch's "unsupported ScalarType"
+    torch = pytest.importorskip("torch")
+    p = torch.nn.Parameter(torch.tensor([1.0, 2.0], dtype=torch.bfloat16))
+    torch_opt = torch.optim.Adam([p], lr=0.1)
+    p.grad = torch.tensor([0.5, -0.5], dtype=torch.bfloat16)
+    torch_opt.step()
+    w = tl.Variable(np.array([1.0, 2.0], np.float32))
+    opt = tl.optimizers.Adam([w])
+    opt.load_torch_state_dict(torch_opt.state_dict())
+    slots = opt.variables["slots"]["0"]
+    np.testing.assert_array_equal(slots["m"].numpy(), torch_opt.state[p]["exp_avg"].float().numpy())
+    np.testing.assert_array_equal(slots["v"].numpy(), torch_opt.state[p]["exp_avg_sq"].float().numpy())
+    assert int(opt.iterations.numpy()) == 1

@@ -268,3 +268,40 @@ def test_vonmises_quantile_computes_kappas_share_once():
         ppf = tl.stats.vonmises.ppf  # SciPy's is a normal approximation from kappa = 50 (3e-6 off)
         fd = (ppf(q[1:-1], kappa + h).numpy() - ppf(q[1:-1], kappa - h).numpy()) / (2 * h)
         np.testing.assert_allclose(dz[1:-1], fd, rtol=1e-5, atol=1e-9)
+
+
+# ------------------------------------------------------------------ limits at the ends: Hessians and slopes
+def test_gamma_pdf_hessian_in_the_shape_at_the_support_end_is_the_limit():
+    # at x = loc, a < 1: pdf = z**(a - 1) e**-z / Gamma(a) -> inf, d/da -> -inf, d2/da2 = pdf ((log z - psi)**2 - psi1)
+    # -> +inf; the Hessian was inf * inf + inf * (-polygamma(1, a)) = NaN
+    x = tl.tensor(1.0, F64)
+    for a in (0.5, 0.9):
+        f = lambda a: tl.stats.gamma.pdf(x, a, loc=1.0)
+        assert float(tl.grad(f)(tl.tensor(a, F64))) == -np.inf
+        assert float(tl.hessian(f)(tl.tensor(a, F64))) == np.inf
+        assert float(tl.function(tl.hessian(f))(tl.tensor(a, F64))) == np.inf
+    # the limit from inside: the Hessian grows without bound as x -> loc (float64 central differences of SciPy)
+    h = 1e-4
+    for z in (1e-3, 0.5):
+        got = float(tl.hessian(lambda a: tl.stats.gamma.pdf(tl.tensor(1.0 + z, F64), a, loc=1.0))(tl.tensor(0.5, F64)))
+        pdf = lambda a: ss.gamma.pdf(1.0 + z, a, loc=1.0)
+        assert got == pytest.approx((pdf(0.5 + h) - 2 * pdf(0.5) + pdf(0.5 - h)) / h**2, rel=1e-5)
+
+
+def test_poisson_entropy_slope_at_zero_is_the_limit():
+    # H(mu) = mu - mu log mu + O(mu**2): the slope -log mu -> +inf at 0; it was 0
+    mu = tl.tensor([0.0, 1e-10, 0.5, 3.0], F64)
+    got = tl.grad(lambda m: tl.sum(tl.stats.poisson.entropy(m)))(mu).numpy()
+    assert got[0] == np.inf
+    h = 1e-7
+    fd = (
+        ss.poisson.entropy(mu.numpy()[1:] + h * mu.numpy()[1:])
+        - ss.poisson.entropy(mu.numpy()[1:] - h * mu.numpy()[1:])
+    ) / (2 * h * mu.numpy()[1:])
+    np.testing.assert_allclose(got[2:], fd[1:], rtol=1e-5)
+    # SciPy's entropy drops the mu of mu - mu log mu for a tiny mu (its slope 22.03): the closed form's -log mu
+    assert got[1] == pytest.approx(-np.log(1e-10), rel=1e-9)
+    np.testing.assert_array_equal(tl.stats.poisson.entropy(mu).numpy()[:1], [0.0])
+    traced = tl.function(lambda m: tl.grad(lambda m: tl.sum(tl.stats.poisson.entropy(m)))(m))(mu)
+    assert traced.numpy()[0] == np.inf
+    assert float(tl.grad(tl.stats.poisson.entropy)(tl.tensor(0.0, "float32"))) == np.inf

@@ -590,6 +590,21 @@ def _cond_grad(node, *grads, index):
 register_gradient("Cond", _cond_grad)
 
 
+def _body_shapes(body, carry, xs, outer):
+    """The shapes of ``body``'s outputs on the carries, a row of each of ``xs`` and the outer values, from its
+    shape rules alone (no kernel runs); None where a size stays unknown or a rule needs values."""
+    from ._explain import eval_shape
+
+    shapes = [tuple(c.shape) for c in carry] + [tuple(x.shape[1:]) for x in xs] + [tuple(o.shape) for o in outer]
+    specs = [TensorSpec(shape, t.dtype) for shape, t in zip(shapes, body.inputs)]
+    try:
+        outs = eval_shape(lambda *values: list(_replay(body, values)), *specs)
+    except Exception:  # noqa: BLE001 - a rule that needs values: the caller runs a step instead
+        return None
+    shapes = [tuple(o.shape) for o in outs]
+    return None if any(None in shape for shape in shapes) else shapes
+
+
 # ---------------------------------------------------------------- scan
 def _scan_infer(*args, body, n_carry, n_xs, length, reverse, history):
     outs = body.outputs
@@ -638,10 +653,14 @@ def _scan_kernel(xp, *args, body, n_carry, n_xs, length, reverse, history):
             ys[k][t] = out[n_carry + k]
     shapes = [tuple(s.shape) for s in body.outputs]
     if not length and any(None in shape for shape in shapes):
-        # Traced with a size known only at run time (an LSTM's batch): one step on zeros gives the sizes of
-        # the empty stacks (xp.empty had raised "'NoneType' object cannot be interpreted as an integer").
-        probe = _run(body, carry + [xp.zeros(x.shape[1:], dtype=x.dtype) for x in xs] + outer)
-        shapes = [tuple(o.shape) for o in probe]
+        # Traced with a size known only at run time (an LSTM's batch): the body's shape rules on the sizes known
+        # now give the sizes of the empty stacks (xp.empty had raised "'NoneType' object cannot be interpreted as
+        # an integer").  No step runs, as eagerly: a step on zeros raised where the body checks its numbers
+        # (log(0)) or fails on them (a singular matrix), and ran its side effects once.
+        shapes = _body_shapes(body, carry, xs, outer)
+        if shapes is None:
+            probe = _run(body, carry + [xp.zeros(x.shape[1:], dtype=x.dtype) for x in xs] + outer)
+            shapes = [tuple(o.shape) for o in probe]
     dtypes = [s.dtype for s in body.outputs]
     order = list(range(n_carry, len(shapes))) + list(range(n_carry))  # the ys, then the carry's history
     stacked = [
