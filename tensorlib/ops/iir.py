@@ -261,6 +261,7 @@ def _sos_numpy(sos, x, zi=None):
     sosfilt = _scipy_sosfilt()
     if sosfilt is None or not _scipy_runs(x) or not np.all(sos[:, 3] == 1):
         return _sos_kernel(np, sos, x, zi)
+    sos = np.ascontiguousarray(sos)  # SciPy hands sos to its C loop as given when the dtype matches (a vmap slice)
     if zi is None:
         return sosfilt(sos, x, axis=-1)
     return sosfilt(sos, x, axis=-1, zi=zi)[0]
