@@ -671,7 +671,9 @@ def _normalization_entries():
                     exc=ValueError,
                     match=r"^layer_norm: scale shape \(4,\) does not match the normalized dimensions \(3,\)",
                 ),
-                ErrorInput((np.ones((2, 3), np.int64),), exc=TypeError, match=r"^layer_norm: x must be a floating"),
+                ErrorInput(
+                    (np.ones((2, 3), np.complex128),), exc=TypeError, match=r"^layer_norm: x must be a real tensor"
+                ),
             ),
         ),
         OpInfo(
@@ -689,7 +691,9 @@ def _normalization_entries():
                     exc=ValueError,
                     match=r"^rms_norm: scale shape \(4,\) does not match the normalized dimensions \(3,\)",
                 ),
-                ErrorInput((np.ones((2, 3), np.int64),), exc=TypeError, match=r"^rms_norm: x must be a floating"),
+                ErrorInput(
+                    (np.ones((2, 3), np.complex128),), exc=TypeError, match=r"^rms_norm: x must be a real tensor"
+                ),
                 ErrorInput(
                     (np.ones((2, 3)), None, 2),
                     exc=ValueError,
