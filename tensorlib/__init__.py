@@ -354,7 +354,7 @@ from .grad import (
 from .grad.custom import SymbolicZero, custom_gradient, custom_jvp, custom_vjp, remat
 from .grad import checkpoint_policies
 from .grad.checkpoint_policies import checkpoint_name
-from .ops._explain import eval_shape
+from .graph.dry_run import eval_shape
 from .grad.vmap import all_gather, axis_index, pmax, pmean, pmin, psum, vmap
 from .ops.math import stop_gradient
 from . import nn

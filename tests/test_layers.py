@@ -70,6 +70,7 @@ PLACEMENT = [
     ("tensorlib.graph.executor", "graph tools"),
     ("tensorlib.graph.serialize", "graph tools"),
     ("tensorlib.graph.visualize", "graph tools"),
+    ("tensorlib.graph.dry_run", "graph tools"),  # the dry run of eval_shape, explain and scan's empty stacks
     ("tensorlib.graph.tracing", "tracing"),
     ("tensorlib.*", "tools and API"),
     ("tensorlib", "tools and API"),

@@ -593,7 +593,7 @@ register_gradient("Cond", _cond_grad)
 def _body_shapes(body, carry, xs, outer):
     """The shapes of ``body``'s outputs on the carries, a row of each of ``xs`` and the outer values, from its
     shape rules alone (no kernel runs); None where a size stays unknown or a rule needs values."""
-    from ._explain import eval_shape
+    from ..graph.dry_run import eval_shape
 
     shapes = [tuple(c.shape) for c in carry] + [tuple(x.shape[1:]) for x in xs] + [tuple(o.shape) for o in outer]
     specs = [TensorSpec(shape, t.dtype) for shape, t in zip(shapes, body.inputs)]
