@@ -4,6 +4,7 @@ NumPy's exactly (value, shape and dtype), and central differences in float64 as 
 import contextlib
 
 import numpy as np
+import pytest
 
 import tensorlib as tl
 
@@ -68,6 +69,19 @@ def central_differences(f, x, eps=1e-6):
         step[i] = eps
         grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
     return grad
+
+
+def assert_integer_input_not_differentiable(fn, x):
+    """Differentiating ``sum(fn(x))`` w.r.t. the int64 array ``x`` raises DESIGN §6's TypeError, through
+    ``tl.grad`` and through a tape that watches it."""
+    with pytest.raises(TypeError, match=r"^tl.grad: cannot differentiate with respect to argument 0 of dtype int64"):
+        tl.grad(lambda t: tl.sum(fn(t)))(x)
+    with tl.GradientTape() as tape:
+        t = tl.tensor(x)
+        tape.watch(t)
+        y = tl.sum(fn(t))
+    with pytest.raises(TypeError, match=r"cannot differentiate with respect to source 0 of dtype int64"):
+        tape.gradient(y, t)
 
 
 @contextlib.contextmanager

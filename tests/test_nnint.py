@@ -7,7 +7,7 @@ differentiating with respect to an integer input is a TypeError naming the argum
 import numpy as np
 import pytest
 import scipy.special as sp
-from _helpers import MODES, run_in_mode
+from _helpers import MODES, assert_integer_input_not_differentiable, run_in_mode
 
 import tensorlib as tl
 
@@ -155,14 +155,7 @@ def test_float_inputs_keep_their_dtype_and_values():
 def test_differentiating_with_respect_to_an_integer_input_raises(name):
     fn = tl.nn.hard_tanh if name == "hard_tanh" else FLOAT_VALUED[name][0]
     x = np.array([[1, -2, 3, 4]], np.int64)
-    with pytest.raises(TypeError, match=r"^tl.grad: cannot differentiate with respect to argument 0 of dtype int64"):
-        tl.grad(lambda t: tl.sum(fn(t)))(x)
-    with tl.GradientTape() as tape:
-        t = tl.tensor(x)
-        tape.watch(t)
-        y = tl.sum(fn(t))
-    with pytest.raises(TypeError, match=r"cannot differentiate with respect to source 0 of dtype int64"):
-        tape.gradient(y, t)
+    assert_integer_input_not_differentiable(fn, x)
 
 
 def test_complex_and_bool_refusals_still_name_the_op():
